@@ -1,0 +1,94 @@
+"""The provider protocol and the registry every provider (built-in or third-party) joins."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from conch.errors import ConfigError
+from conch.messages import Chunk, GenerationOptions, Message, Response, ToolCall, Usage
+
+if TYPE_CHECKING:
+    from conch.settings import AISettings
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A chat model. Implement ``stream``; ``complete`` is the helper over it.
+
+    ``stream`` yields text deltas as they arrive, whole ``ToolCall``s (fragments reassembled by
+    the provider), and a final chunk carrying ``usage`` and ``finish_reason``.
+    """
+
+    name: str
+
+    def stream(
+        self,
+        messages: Sequence[Message],
+        options: GenerationOptions,
+        tools: Sequence[dict[str, Any]] | None = None,
+    ) -> Iterator[Chunk]: ...
+
+    def close(self) -> None: ...
+
+
+def complete(
+    provider: Provider,
+    messages: Sequence[Message],
+    options: GenerationOptions | None = None,
+    tools: Sequence[dict[str, Any]] | None = None,
+    on_chunk: Callable[[Chunk], None] | None = None,
+) -> Response:
+    """Drain ``provider.stream`` into one ``Response``, calling ``on_chunk`` for each piece."""
+    parts: list[str] = []
+    calls: list[ToolCall] = []
+    usage = Usage()
+    finish: str | None = None
+    for chunk in provider.stream(messages, options or GenerationOptions(), tools):
+        if on_chunk is not None:
+            on_chunk(chunk)
+        if chunk.text:
+            parts.append(chunk.text)
+        if chunk.tool_call is not None:
+            calls.append(chunk.tool_call)
+        if chunk.usage is not None:
+            usage = chunk.usage
+        if chunk.finish_reason is not None:
+            finish = chunk.finish_reason
+    return Response(text="".join(parts), tool_calls=tuple(calls), usage=usage, finish_reason=finish)
+
+
+ProviderFactory = Callable[["AISettings"], Provider]
+
+_REGISTRY: dict[str, ProviderFactory] = {}
+
+
+def register_provider(name: str, factory: ProviderFactory) -> None:
+    """Make a provider selectable as ``ai.provider: NAME`` (later registrations win)."""
+    _REGISTRY[name] = factory
+
+
+def provider_names() -> list[str]:
+    """Names of every registered provider, built-ins included."""
+    _ensure_builtins()
+    return sorted(_REGISTRY)
+
+
+def create_provider(settings: AISettings) -> Provider:
+    """Build the provider that ``settings.provider`` names."""
+    _ensure_builtins()
+    factory = _REGISTRY.get(settings.provider)
+    if factory is None:
+        known = ", ".join(sorted(_REGISTRY))
+        raise ConfigError(f"unknown provider '{settings.provider}' in ai.provider; use one of: {known}")
+    return factory(settings)
+
+
+def _ensure_builtins() -> None:
+    # The built-in factories import their heavy backends lazily, inside the factory.
+    if "local" in _REGISTRY:
+        return
+    from conch.providers import builtins
+
+    for name, factory in builtins.BUILTIN_PROVIDERS.items():
+        _REGISTRY.setdefault(name, factory)
