@@ -1,0 +1,1 @@
+"""The ``conch`` command line: a thin front end over the library."""

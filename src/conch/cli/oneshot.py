@@ -1,0 +1,405 @@
+"""``conch REQUEST``: generate, check, show, confirm, run, record."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from conch.cli import ui
+from conch.cli.environment import Environment
+from conch.cli.status import ExitStatus, status_for
+from conch.errors import (
+    ConchError,
+    ConfirmationRequired,
+    NoHistoryError,
+    PolicyRejection,
+    UsageError,
+)
+
+if TYPE_CHECKING:
+    from conch.history import HistoryEntry
+    from conch.policy import Verdict
+    from conch.providers.base import Provider
+    from conch.settings import LoadedSettings, PromptConfig
+
+_OPS = ("init", "create_prompt", "add_prompt", "list_tools")
+
+
+@dataclass
+class Run:
+    """State of one invocation, turned into its history entry at the end."""
+
+    args: argparse.Namespace
+    env: Environment
+    started: float = field(default_factory=time.monotonic)
+    command: str | None = None
+    verdict: Verdict | None = None
+    provider_name: str | None = None
+    model: str | None = None
+    executed: bool = False
+    notes: list[str] = field(default_factory=list)
+    request: str | None = None
+
+
+def run(args: argparse.Namespace, env: Environment) -> int:
+    """The one-shot front end; every outcome, error or not, gets one history entry."""
+    _check_combinations(args)
+    if any(getattr(args, name) not in (None, False) for name in _OPS):
+        from conch.cli.opscmd import run_ops
+
+        return run_ops(args, env)
+    state = Run(args, env)
+    loaded: LoadedSettings | None = None
+    code: int = ExitStatus.ERROR
+    try:
+        loaded = _load(args, env)
+        code = _analyze(state, loaded) if args.analyze else _oneshot(state, loaded)
+        return code
+    except KeyboardInterrupt:
+        code = ExitStatus.INTERRUPTED
+        state.notes.append("interrupted by the user (Ctrl+C)")
+        raise
+    except ConchError as exc:
+        code = status_for(exc)
+        state.notes.append(str(exc))
+        raise
+    finally:
+        if loaded is not None and not args.no_history:
+            _record(state, loaded, code)
+
+
+def _check_combinations(args: argparse.Namespace) -> None:
+    ops = [f"--{n.replace('_', '-')}" for n in _OPS if getattr(args, n) not in (None, False)]
+    if len(ops) > 1:
+        raise UsageError(f"{' and '.join(ops)} cannot be combined; use one at a time")
+    if ops and args.words and ops[0] != "--list-tools":
+        raise UsageError(f"{ops[0]} takes no request")
+    if args.analyze:
+        others = [
+            flag
+            for flag, on in (
+                ("a request", bool(args.words)),
+                ("--scope", args.scope is not None),
+                ("--peek", bool(args.peek)),
+                ("--unsafe", args.unsafe),
+                ("--confirm", args.confirm),
+                ("--explain", args.explain),
+                ("--yes", args.yes),
+                ("--print", args.print_only),
+                ("--json", args.json),
+                (ops[0] if ops else "", bool(ops)),
+            )
+            if on
+        ]
+        if others:
+            raise UsageError(f"--analyze cannot be combined with {others[0]}")
+        return
+    if ops:
+        return
+    if args.print_only and args.json:
+        raise UsageError("--print and --json cannot be combined; pick one output form")
+    if (args.print_only or args.json) and (args.yes or args.confirm):
+        flag = "--yes" if args.yes else "--confirm"
+        raise UsageError(f"{flag} has no effect with --print/--json, which never run anything")
+    if not args.words:
+        raise UsageError('no request given; try: conch "list the ten largest files here"')
+
+
+def _load(args: argparse.Namespace, env: Environment) -> LoadedSettings:
+    from conch.paths import Paths
+    from conch.settings import load_settings
+
+    flags = {"ai.provider": args.provider, "ai.model": args.model}
+
+    def ask_trust(path: Path) -> bool:
+        if env.open_terminal() is None:
+            env.stderr.write(
+                f"conch: ignoring project config {path} (not trusted yet; run conch in a "
+                "terminal there to trust it)\n"
+            )
+            return False
+        ui.show_command(env, path.read_text(encoding="utf-8", errors="replace")[:2000], "unknown")
+        return ui.ask(env, f"Trust project config {path}? [y/N] ", "yn", "n") == "y"
+
+    return load_settings(env.environ, Paths.default(), env.cwd, flags, ask_trust)
+
+
+def _provider(state: Run, loaded: LoadedSettings, progress: ui.Progress) -> Provider:
+    from conch.providers.base import create_provider
+
+    ai = loaded.settings.ai
+    provider = create_provider(ai)
+    state.provider_name = ai.provider
+    state.model = ai.model or (ai.local.model_path if ai.provider == "local" else None)
+    if hasattr(provider, "on_progress"):
+        provider.on_progress = progress.stage
+    return provider
+
+
+def _prompt_and_request(state: Run, loaded: LoadedSettings) -> tuple[PromptConfig, str, str | None]:
+    from conch.ops import load_prompt_arg
+
+    words: list[str] = state.args.words
+    if len(words) > 1 and words[0].endswith((".yaml", ".yml")):
+        prompt, source = load_prompt_arg(words[0], state.env.cwd)
+        return prompt, " ".join(words[1:]), source
+    return loaded.settings.default_prompt, " ".join(words), None
+
+
+def _oneshot(state: Run, loaded: LoadedSettings) -> int:
+    from conch.context import RequestContext, peek_samples, read_capped, scope_dot_listing
+    from conch.generate import explain, generate
+    from conch.paths import Paths
+    from conch.platform import detect_platform
+
+    args, env = state.args, state.env
+    settings = loaded.settings
+    prompt, request, prompt_source = _prompt_and_request(state, loaded)
+    state.request = request
+    caps = settings.context
+    ctx = RequestContext(request=request, scope=args.scope)
+    if args.scope == ".":
+        ctx.scope_listing = scope_dot_listing(env.cwd, caps.scope_max_bytes)
+    if args.peek:
+        ctx.peek_samples = peek_samples(args.peek, env.cwd, caps.peek_max_bytes)
+    if not env.stdin_isatty:
+        data = env.stdin.read(caps.stdin_max_bytes + 1)
+        if data.strip():
+            ctx.stdin_text = read_capped(data.encode("utf-8"), caps.stdin_max_bytes)
+    platform = detect_platform(Paths.default().cache_dir, env.environ)
+    progress = ui.Progress(env, enabled=not args.quiet)
+    provider = _provider(state, loaded, progress)
+    try:
+        progress.start("generating")
+        try:
+            generated = generate(
+                provider,
+                prompt,
+                platform.describe(),
+                ctx,
+                settings.ai.temperature,
+                progress.on_chunk,
+            )
+        finally:
+            progress.clear()
+        state.command = generated.command
+        verdict = _assess(state, prompt, generated.command)
+        if args.print_only:
+            env.stdout.write(generated.command + "\n")
+            _fail_if_rejected(verdict)
+            return ExitStatus.OK
+        forced = _forced_explain(prompt, verdict)
+        explanation = None
+        if (args.explain or forced) and verdict.decision.value != "reject":
+            progress.start("explaining")
+            try:
+                explanation = explain(provider, generated.command, request, progress.on_chunk)
+            finally:
+                progress.clear()
+        if args.json:
+            out = {"command": generated.command, **verdict.to_json()}
+            if explanation is not None:
+                out["explanation"] = explanation
+            env.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+            _fail_if_rejected(verdict)
+            return ExitStatus.OK
+        _fail_if_rejected(verdict, show=(env, generated.command))
+        command = _confirm(
+            state, loaded, prompt, prompt_source, verdict, explanation, forced, provider
+        )
+        return _execute(state, loaded, command, platform.shell)
+    finally:
+        provider.close()
+
+
+def _assess(state: Run, prompt: PromptConfig, command: str) -> Verdict:
+    from conch.policy import PolicyContext, assess
+
+    tools = frozenset(t.name for t in prompt.tools)
+    verdict = assess(
+        command,
+        PolicyContext(unsafe=state.args.unsafe, allowed_tools=tools or None, cwd=state.env.cwd),
+    )
+    state.verdict = verdict
+    return verdict
+
+
+def _fail_if_rejected(verdict: Verdict, show: tuple[Environment, str] | None = None) -> None:
+    if verdict.decision.value != "reject":
+        return
+    if show is not None:
+        env, command = show
+        ui.show_command(env, command, verdict.risk.value, verdict.reasons)
+    reason = verdict.reasons[0] if verdict.reasons else "rejected by the safety policy"
+    raise PolicyRejection(f"not running it: {reason}")
+
+
+def _forced_explain(prompt: PromptConfig, verdict: Verdict) -> bool:
+    used = set(verdict.commands)
+    return any(t.force_explain and t.name in used for t in prompt.tools)
+
+
+def _confirm(
+    state: Run,
+    loaded: LoadedSettings,
+    prompt: PromptConfig,
+    prompt_source: str | None,
+    verdict: Verdict,
+    explanation: str | None,
+    forced: bool,
+    provider: Provider,
+) -> str:
+    """Return the command to run, after whatever confirmation the rules require."""
+    from conch.generate import explain
+
+    args, env = state.args, state.env
+    command = state.command or ""
+    whitelist = bool(prompt.tools)
+    needs = (
+        not whitelist
+        or args.confirm
+        or args.explain
+        or args.unsafe
+        or forced
+        or verdict.decision.value == "confirm"
+    )
+    if forced:
+        state.notes.append("force_explain: a tool of this command requires an explanation")
+    if not needs:
+        return command
+    context_lines = [
+        f"config: {loaded.config_path}"
+        + ("" if loaded.config_exists else " (not present; defaults)"),
+        f"prompt: {prompt_source or 'default_prompt'}",
+        f"request: {state.request}",
+    ]
+    if forced:
+        context_lines.append("note: a tool in this command requires an explanation (force_explain)")
+    ui.show_command(env, command, verdict.risk.value, verdict.reasons, context_lines)
+    if explanation:
+        env.stderr.write(explanation.rstrip() + "\n")
+    if args.yes:
+        state.notes.append("confirmed by --yes")
+        return command
+    if env.open_terminal() is None:
+        env.stdout.write(command + "\n")
+        raise ConfirmationRequired(
+            "this command needs confirmation and there is no terminal to ask; nothing ran "
+            "(re-run in a terminal, or add --yes to accept it)"
+        )
+    while True:
+        if whitelist:
+            answer = ui.ask(env, "Execute? [y/N] ", "yn", "n")
+            answer = "e" if answer == "y" else "a"
+        else:
+            answer = ui.ask(env, "[E]xecute, [D]escribe, [M]odify, [A]bort? [a] ", "edma", "a")
+        if answer == "e":
+            return command
+        if answer == "a":
+            state.notes.append("aborted by the user")
+            raise ConfirmationRequired("aborted; nothing ran")
+        if answer == "d":
+            env.stderr.write(explain(provider, command, state.request).rstrip() + "\n")
+            continue
+        edited = ui.edit_command(env, command)
+        if not edited or edited == command:
+            continue
+        verdict = _assess(state, prompt, edited)
+        state.command = command = edited
+        state.notes.append("modified by the user")
+        _fail_if_rejected(verdict, show=(env, command))
+        ui.show_command(env, command, verdict.risk.value, verdict.reasons)
+
+
+def _execute(state: Run, loaded: LoadedSettings, command: str, detected_shell: str) -> int:
+    from conch.execute import expand_words, run_interactive
+    from conch.policy import simple_words
+
+    env = state.env
+    timeout = loaded.settings.execution.timeout_seconds
+    state.executed = True
+    if state.args.unsafe:
+        shell = loaded.settings.execution.shell or detected_shell
+        result = run_interactive(shell_command=command, shell=shell, cwd=env.cwd, timeout=timeout)
+    else:
+        argv = expand_words(simple_words(command), env.cwd)
+        result = run_interactive(argv, cwd=env.cwd, timeout=timeout)
+    if result.error:
+        env.stderr.write(f"conch: {result.error}\n")
+        state.notes.append(result.error)
+    if result.timed_out:
+        state.notes.append(f"killed after the {timeout:g} s timeout (execution.timeout_seconds)")
+        env.stderr.write(f"conch: the command was stopped after {timeout:g} s\n")
+    return result.exit_code
+
+
+def _analyze(state: Run, loaded: LoadedSettings) -> int:
+    from conch.generate import analyze
+    from conch.history import History
+
+    env = state.env
+    history = History(_state_dir(), loaded.settings.history.max_bytes)
+    # The newest entry that is not itself an analysis: analysing an analysis helps nobody.
+    entry = history.latest(lambda e: "--analyze" not in e.argv)
+    if entry is None:
+        raise NoHistoryError(
+            f"no history yet at {history.path}: run a request first, then --analyze explains it"
+        )
+    progress = ui.Progress(env, enabled=not state.args.quiet)
+    provider = _provider(state, loaded, progress)
+    try:
+        progress.start("analyzing")
+        try:
+            text = analyze(provider, entry, progress.on_chunk)
+        finally:
+            progress.clear()
+    finally:
+        provider.close()
+    env.stdout.write(text.rstrip() + "\n")
+    return ExitStatus.OK
+
+
+def _state_dir() -> Path:
+    from conch.paths import Paths
+
+    return Paths.default().state_dir
+
+
+def _record(state: Run, loaded: LoadedSettings, code: int) -> None:
+    from conch.history import History, HistoryEntry
+
+    if not loaded.settings.history.enabled:
+        return
+    args = state.args
+    verdict = state.verdict
+    notes = list(state.notes)
+    if verdict is not None and verdict.reasons and verdict.decision.value != "allow":
+        notes.extend(verdict.reasons)
+    entry: HistoryEntry = HistoryEntry(
+        ts=HistoryEntry.now(),
+        cwd=str(state.env.cwd),
+        argv=["conch", *args.argv],
+        exit_code=int(code),
+        generated_command=state.command,
+        unsafe_mode=args.unsafe,
+        confirm=args.confirm,
+        explain=args.explain,
+        scope=args.scope,
+        peek_files=list(args.peek or []),
+        notes="; ".join(notes) or None,
+        request=state.request,
+        provider=state.provider_name,
+        model=state.model,
+        risk=verdict.risk.value if verdict else None,
+        decision=verdict.decision.value if verdict else None,
+        executed=state.executed,
+        duration_ms=int((time.monotonic() - state.started) * 1000),
+    )
+    try:
+        History(_state_dir(), loaded.settings.history.max_bytes).append(entry)
+    except ConchError as exc:
+        state.env.stderr.write(f"conch: warning: {exc}\n")

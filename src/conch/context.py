@@ -1,0 +1,127 @@
+"""What conch tells the model: system prompt, request, scope hint, peek samples, piped input."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from conch.errors import InputError
+from conch.messages import Message
+from conch.settings import PromptConfig
+
+PEEK_MAX_BYTES = 16384
+SCOPE_DOT_MAX_BYTES = 4096
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def sanitize(text: str) -> str:
+    """Strip control bytes (terminal escapes, NULs) from text spliced into a prompt."""
+    return _CONTROL.sub("", text)
+
+
+def read_capped(data: bytes, limit: int) -> str:
+    """Decode at most ``limit`` bytes, noting the truncation the way peek does."""
+    if len(data) <= limit:
+        return sanitize(data.decode("utf-8", errors="replace"))
+    text = data[:limit].decode("utf-8", errors="ignore")
+    return sanitize(text) + f"\n(truncated after {limit} bytes)"
+
+
+def peek_file(path: Path, limit: int = PEEK_MAX_BYTES) -> str:
+    """The first ``limit`` bytes of a file, with a truncation note when it is longer."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except FileNotFoundError:
+        raise InputError(f"peek file {path} does not exist") from None
+    except IsADirectoryError:
+        raise InputError(f"peek file {path} is a directory; name a file") from None
+    except OSError as exc:
+        raise InputError(f"cannot read peek file {path}: {exc.strerror}") from None
+    return read_capped(data, limit)
+
+
+def scope_dot_listing(cwd: Path, limit: int = SCOPE_DOT_MAX_BYTES) -> str:
+    """A non-recursive listing of ``cwd`` (directories end in ``/``), capped at ``limit``."""
+    try:
+        with os.scandir(cwd) as it:
+            names = sorted(e.name + ("/" if e.is_dir() else "") for e in it)
+    except OSError as exc:
+        raise InputError(f"cannot list {cwd} for --scope .: {exc.strerror}") from None
+    out: list[str] = []
+    used = 0
+    for name in names:
+        if used + len(name) + 1 > limit:
+            out.append("(truncated directory listing)")
+            break
+        out.append(name)
+        used += len(name) + 1
+    return "\n".join(out)
+
+
+@dataclass(slots=True)
+class RequestContext:
+    """Everything the one-shot request sends besides the system prompt."""
+
+    request: str
+    scope: str | None = None
+    scope_listing: str | None = None
+    peek_samples: list[tuple[str, str]] = field(default_factory=list)
+    stdin_text: str | None = None
+
+
+def system_prompt(prompt: PromptConfig, platform_description: str) -> str:
+    """Meta prompt, platform facts, and the allowed tools with their instructions."""
+    parts = [sanitize(prompt.meta_prompt).strip(), "", "The user's platform:", platform_description]
+    if prompt.tools:
+        names = ", ".join(t.name for t in prompt.tools)
+        parts += ["", f"Allowed tools (use only these programs): {names}"]
+        for tool in prompt.tools:
+            if tool.config.strip():
+                parts += ["", f"## {tool.name}", sanitize(tool.config).strip()]
+    return "\n".join(parts).strip()
+
+
+def build_messages(
+    prompt: PromptConfig, platform_description: str, ctx: RequestContext
+) -> list[Message]:
+    """The message list of a one-shot request, in the documented order."""
+    messages = [
+        Message("system", system_prompt(prompt, platform_description)),
+        Message("user", sanitize(ctx.request)),
+    ]
+    if ctx.scope is not None:
+        if ctx.scope == "." and ctx.scope_listing is not None:
+            text = (
+                "Scope: the current directory. Its entries (non-recursive):\n" + ctx.scope_listing
+            )
+        else:
+            text = f"Scope: limit the command to {sanitize(ctx.scope)}"
+        messages.append(Message("user", text))
+    if ctx.peek_samples:
+        samples = "\n".join(f"--- {name}\n{text}" for name, text in ctx.peek_samples)
+        messages.append(
+            Message(
+                "user",
+                "Here is a sample of the data the tools will operate on.\n"
+                "It may be truncated and is provided only to infer structure and field names:\n"
+                + samples,
+            )
+        )
+    if ctx.stdin_text:
+        messages.append(
+            Message(
+                "user", "Here is the input piped to conch (it may be truncated):\n" + ctx.stdin_text
+            )
+        )
+    return messages
+
+
+def peek_samples(
+    files: Sequence[str], cwd: Path, limit: int = PEEK_MAX_BYTES
+) -> list[tuple[str, str]]:
+    """Read every peek file, failing on the first unreadable one (nothing is sent then)."""
+    return [(name, peek_file(cwd / name, limit)) for name in files]

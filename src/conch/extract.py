@@ -1,0 +1,96 @@
+"""Getting one shell command out of a model's reply, whatever its wrapping."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+from conch.errors import ModelOutputError
+
+# A one-line command whose first character is not a backtick, a space or a markdown marker:
+# measured on the embedded model, this keeps it from opening a code fence or writing prose
+# first, without the escaping damage that wrapping the command in JSON caused.
+ONE_LINE_GRAMMAR = "root ::= [^`#\\n ] [^\\n]*"
+
+_FENCE = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.S)
+_INLINE = re.compile(r"`([^`\n]+)`")
+_CMD_LINE = re.compile(r"^\s*(?:CMD|COMMAND|Command)\s*:\s*(.+?)\s*$", re.M)
+_PROMPT = re.compile(r"^\s*(?:\$|#|>)\s+")
+_PROSE_LEAD = re.compile(
+    r"^(?:here(?:'s| is)|to |you can|use |the command|this command|run |try |sure|certainly)",
+    re.I,
+)
+_SHELL_LANGS = {"", "bash", "sh", "shell", "console", "zsh", "shell-session", "terminal", "fish"}
+
+
+def extract_command(reply: str) -> str:
+    """One command from ``reply``: fenced block, ``CMD:`` line, inline code, or a bare line.
+
+    Raises ``ModelOutputError`` when the reply is empty or holds nothing command-like.
+    """
+    text = reply.replace("\r\n", "\n").strip()
+    if not text:
+        raise ModelOutputError("the model returned an empty reply; rephrase the request or retry")
+    for match in _CMD_LINE.finditer(text):
+        command = _clean(match.group(1))
+        if command:
+            return command
+    for lang, body in _FENCE.findall(text):
+        if lang.lower() in _SHELL_LANGS:
+            command = _from_block(body)
+            if command:
+                return command
+    lines = [ln for ln in text.split("\n") if ln.strip() and not ln.strip().startswith("```")]
+    if len(lines) == 1:
+        only = lines[0].strip()
+        whole = _INLINE.fullmatch(only)
+        if whole:
+            return _clean(whole.group(1))
+        spans = _INLINE.findall(only)
+        if spans and _PROSE_LEAD.match(only):
+            return _clean(max(spans, key=len))
+        return _clean(only)
+    # Several lines of prose: prefer inline code that starts with a real program, then a
+    # line that does.
+    for span in _INLINE.findall(text):
+        if _looks_like_command(span):
+            return _clean(span)
+    for line in lines:
+        if _looks_like_command(line):
+            return _clean(line)
+    first = _clean(lines[0])
+    if first and not _PROSE_LEAD.match(first):
+        return first
+    raise ModelOutputError(
+        "the model's reply holds no command (it answered in prose); rephrase the request"
+    )
+
+
+def _from_block(body: str) -> str:
+    joined: list[str] = []
+    for raw in body.split("\n"):
+        line = raw.rstrip()
+        if not line.strip() or line.strip().startswith("#"):
+            if joined:
+                break
+            continue
+        joined.append(line)
+        if not line.endswith("\\"):
+            break
+    return _clean(" ".join(part.rstrip("\\").strip() for part in joined))
+
+
+def _clean(command: str) -> str:
+    command = command.strip()
+    if len(command) >= 2 and command[0] == command[-1] == "`":
+        command = command.strip("`").strip()
+    command = _PROMPT.sub("", command, count=1)
+    return command.strip()
+
+
+def _looks_like_command(line: str) -> bool:
+    line = _clean(line)
+    if not line or _PROSE_LEAD.match(line):
+        return False
+    first = line.split()[0]
+    return shutil.which(first) is not None

@@ -1,0 +1,98 @@
+"""Natural language to one command, and the explainer and analyser calls around it."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+from conch.context import RequestContext, build_messages
+from conch.errors import ModelOutputError
+from conch.extract import ONE_LINE_GRAMMAR, extract_command
+from conch.history import HistoryEntry
+from conch.messages import Chunk, GenerationOptions, Message, Usage
+from conch.providers.base import Provider, complete
+from conch.settings import PromptConfig
+
+EXPLAINER_PROMPT = (
+    "You are a shell and tool usage explainer. Explain what the given command will do on the "
+    "user's platform: describe each program, each flag and argument, and the overall effect, "
+    "including anything it changes or deletes. Be brief and concrete; plain text, no markdown "
+    "headings."
+)
+
+ANALYZER_PROMPT = (
+    "You are a debugging assistant for the conch CLI, which turns a natural-language request "
+    "into one shell command, checks it with a safety policy and runs it after confirmation. "
+    "Given the JSON record of the latest invocation, explain what likely happened and why, "
+    "then suggest concrete next steps (a better request, a flag, a fix). Be brief."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Generated:
+    """A command the model proposed, with the raw reply it came from."""
+
+    command: str
+    reply: str
+    usage: Usage
+    seconds: float
+
+
+def generate(
+    provider: Provider,
+    prompt: PromptConfig,
+    platform_description: str,
+    ctx: RequestContext,
+    temperature: float = 0.0,
+    on_chunk: Callable[[Chunk], None] | None = None,
+) -> Generated:
+    """Ask the model for one command and extract it from the reply."""
+    messages = build_messages(prompt, platform_description, ctx)
+    options = GenerationOptions(
+        temperature=temperature, max_tokens=256, stop=("\n\n",), grammar=ONE_LINE_GRAMMAR
+    )
+    started = time.monotonic()
+    response = complete(provider, messages, options, on_chunk=on_chunk)
+    command = extract_command(response.text)
+    if "\n" in command:
+        raise ModelOutputError("the model replied with several lines; ask for one command")
+    return Generated(command, response.text, response.usage, time.monotonic() - started)
+
+
+def explain(
+    provider: Provider,
+    command: str,
+    request: str | None,
+    on_chunk: Callable[[Chunk], None] | None = None,
+) -> str:
+    """A plain-language explanation of ``command`` (temperature 0)."""
+    user = f"Command: {command}"
+    if request:
+        user = f"The user asked: {request}\n{user}"
+    messages = [Message("system", EXPLAINER_PROMPT), Message("user", user)]
+    response = complete(
+        provider, messages, GenerationOptions(temperature=0.0, max_tokens=400), on_chunk=on_chunk
+    )
+    text = response.text.strip()
+    if not text:
+        raise ModelOutputError("the model returned an empty explanation; retry")
+    return text
+
+
+def analyze(
+    provider: Provider,
+    entry: HistoryEntry,
+    on_chunk: Callable[[Chunk], None] | None = None,
+) -> str:
+    """A diagnosis of one history entry. Never runs anything."""
+    record = json.dumps(asdict(entry), indent=2, ensure_ascii=False)
+    messages = [Message("system", ANALYZER_PROMPT), Message("user", record)]
+    response = complete(
+        provider, messages, GenerationOptions(temperature=0.0, max_tokens=500), on_chunk=on_chunk
+    )
+    text = response.text.strip()
+    if not text:
+        raise ModelOutputError("the model returned an empty analysis; retry")
+    return text

@@ -1,0 +1,100 @@
+"""Shared fixtures: every test gets its own config, state and cache directories."""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conch.cli.environment import Environment
+from conch.cli.main import main
+
+_CLEARED = (
+    "CONCH_CONFIG",
+    "CONCH_PROVIDER",
+    "CONCH_MODEL",
+    "CONCH_BASE_URL",
+    "CONCH_MODEL_PATH",
+    "CONCH_ENGINE",
+    "CONCH_TIMEOUT",
+    "CONCH_DEBUG",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "AZURE_OPENAI_ENDPOINT",
+    "AZURE_OPENAI_DEPLOYMENT",
+    "AZURE_OPENAI_API_VERSION",
+    "AZURE_OPENAI_API_KEY",
+    "NO_COLOR",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Point XDG config/state at temp dirs and clear conch's and the providers' variables.
+
+    The cache dir is kept unless a test overrides it, so the assembled embedded model (1.1 GB)
+    and the platform facts are built once per machine, not once per test.
+    """
+    for name in _CLEARED:
+        monkeypatch.delenv(name, raising=False)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    if "XDG_CACHE_HOME" not in os.environ:
+        monkeypatch.setenv("XDG_CACHE_HOME", str(Path.home() / ".cache"))
+    monkeypatch.setenv("HOME", str(home))
+    yield home
+
+
+@dataclass
+class CliResult:
+    """What one in-process CLI run produced."""
+
+    out: str
+    err: str
+    code: int
+
+
+@pytest.fixture
+def conch(tmp_path: Path) -> Callable[..., CliResult]:
+    """Run the CLI in-process, like a user would from ``cwd`` (default: a fresh temp dir)."""
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+
+    def run(
+        *argv: str,
+        stdin: str = "",
+        tty: bool = False,
+        answers: str | None = None,
+        cwd: Path | None = None,
+    ) -> CliResult:
+        out, err = io.StringIO(), io.StringIO()
+        env = Environment(
+            stdin=io.StringIO(stdin),
+            stdout=out,
+            stderr=err,
+            stdin_isatty=tty,
+            stdout_isatty=tty,
+            stderr_isatty=False,
+            environ=dict(os.environ),
+            cwd=cwd or work,
+            terminal=io.StringIO(answers) if answers is not None else None,
+            terminal_checked=True,
+        )
+        code = main(list(argv), env)
+        return CliResult(out.getvalue(), err.getvalue(), int(code))
+
+    return run
+
+
+def write_config(home: Path, text: str) -> Path:
+    """Write the user config file under the test's XDG_CONFIG_HOME."""
+    path = home / ".config" / "conch" / "config.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
