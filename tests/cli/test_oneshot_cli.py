@@ -149,7 +149,7 @@ def test_whitelisted_read_only_command_runs_without_a_question(
     )
     result = conch("list files")
     assert result.code == 0
-    assert "Execute?" not in result.err
+    assert "[E]xecute" not in result.err
 
 
 def test_whitelist_rejects_other_programs(conch: Conch, isolated_dirs: Path) -> None:
@@ -171,9 +171,9 @@ def test_confirm_flag_forces_a_question_even_for_whitelisted_tools(
         "ls",
         extra="default_prompt:\n  tools:\n    - name: ls\n      config: list files\n",
     )
-    result = conch("--confirm", "list files", tty=True, answers="n\n")
+    result = conch("--confirm", "list files", tty=True, answers="a\n")
     assert result.code == 4
-    assert "Execute? [y/N]" in result.err
+    assert "[E]xecute, [D]escribe, [M]odify, [A]bort" in result.err
 
 
 def test_force_explain_tool_explains_and_confirms(conch: Conch, isolated_dirs: Path) -> None:
@@ -186,7 +186,7 @@ def test_force_explain_tool_explains_and_confirms(conch: Conch, isolated_dirs: P
             "      force_explain: true\n"
         ),
     )
-    result = conch("list files", tty=True, answers="n\n")
+    result = conch("list files", tty=True, answers="a\n")
     assert "It lists the directory." in result.err
     assert "force_explain" in result.err
     assert result.code == 4

@@ -292,11 +292,7 @@ def _confirm(
             "(re-run in a terminal, or add --yes to accept it)"
         )
     while True:
-        if whitelist:
-            answer = ui.ask(env, "Execute? [y/N] ", "yn", "n")
-            answer = "e" if answer == "y" else "a"
-        else:
-            answer = ui.ask(env, "[E]xecute, [D]escribe, [M]odify, [A]bort? [a] ", "edma", "a")
+        answer = ui.ask(env, "[E]xecute, [D]escribe, [M]odify, [A]bort? [a] ", "edma", "a")
         if answer == "e":
             return command
         if answer == "a":

@@ -1,0 +1,7 @@
+"""``python -m conch``."""
+
+import sys
+
+from conch.cli.main import main
+
+sys.exit(main())
