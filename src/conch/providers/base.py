@@ -80,7 +80,9 @@ def create_provider(settings: AISettings) -> Provider:
     factory = _REGISTRY.get(settings.provider)
     if factory is None:
         known = ", ".join(sorted(_REGISTRY))
-        raise ConfigError(f"unknown provider '{settings.provider}' in ai.provider; use one of: {known}")
+        raise ConfigError(
+            f"unknown provider '{settings.provider}' in ai.provider; use one of: {known}"
+        )
     return factory(settings)
 
 
