@@ -5,11 +5,11 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from cliutil import CliResult
 from conch.cli.environment import Environment
 from conch.cli.main import main
 
@@ -51,15 +51,6 @@ def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     yield home
 
 
-@dataclass
-class CliResult:
-    """What one in-process CLI run produced."""
-
-    out: str
-    err: str
-    code: int
-
-
 @pytest.fixture
 def conch(tmp_path: Path) -> Callable[..., CliResult]:
     """Run the CLI in-process, like a user would from ``cwd`` (default: a fresh temp dir)."""
@@ -90,11 +81,3 @@ def conch(tmp_path: Path) -> Callable[..., CliResult]:
         return CliResult(out.getvalue(), err.getvalue(), int(code))
 
     return run
-
-
-def write_config(home: Path, text: str) -> Path:
-    """Write the user config file under the test's XDG_CONFIG_HOME."""
-    path = home / ".config" / "conch" / "config.yaml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path

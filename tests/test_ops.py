@@ -7,9 +7,9 @@ from pathlib import Path
 
 import yaml
 
+from cliutil import CliResult, write_config
 from conch.ops import Resolution, merge_tools
 from conch.settings import ToolConfig
-from conftest import CliResult, write_config
 
 Conch = Callable[..., CliResult]
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from cliutil import CliResult, write_config
 from conch.history import History
 from conch.paths import Paths
-from conftest import CliResult, write_config
 
 Conch = Callable[..., CliResult]
 
@@ -312,8 +312,10 @@ def test_analyze_without_history_exits_2_with_a_friendly_message(
 def test_analyze_explains_the_latest_entry_and_never_runs(
     conch: Conch, isolated_dirs: Path
 ) -> None:
-    scripted(isolated_dirs, "ls /nowhere", "The directory does not exist; check the path.")
+    scripted(isolated_dirs, "ls /nowhere")
     conch("--yes", "list nowhere")
+    # Each invocation builds its provider afresh from the config: script the analysis next.
+    scripted(isolated_dirs, "The directory does not exist; check the path.")
     result = conch("--analyze")
     assert result.code == 0
     assert "does not exist" in result.out

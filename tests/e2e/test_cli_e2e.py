@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import CliResult
 
+from cliutil import CliResult
 from conch.policy import assess, base_commands
 
 pytestmark = pytest.mark.e2e
@@ -52,7 +52,14 @@ def test_json_reports_a_verdict_for_the_generated_command(
     data = json.loads(result.out)
     assert data["command"]
     assert data["decision"] in {"allow", "confirm", "reject"}
-    assert data["risk"] in {"read-only", "writes", "network", "unknown", "destructive", "privileged"}
+    assert data["risk"] in {
+        "read-only",
+        "writes",
+        "network",
+        "unknown",
+        "destructive",
+        "privileged",
+    }
 
 
 def test_yes_executes_the_generated_command_in_a_temp_dir(

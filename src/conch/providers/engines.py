@@ -1,0 +1,257 @@
+"""In-process llama.cpp engines behind one small adapter, so the local provider is engine-blind.
+
+Both adapters speak OpenAI chat-completions dicts: ``chat`` takes a request and either returns
+the whole response, or (with ``on_chunk``) calls it once per streamed chunk and returns None.
+Engines are imported lazily: importing this module costs nothing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from conch.errors import ConfigError, ProviderError
+
+ChunkCallback = Callable[[dict[str, Any]], bool | None]
+
+ENGINE_NOT_INSTALLED = "the embedded engine is not installed; run: pip install 'conch[local]'"
+LLAMA_CPP_PYTHON_NOT_INSTALLED = (
+    "engine llama-cpp-python is not installed; "
+    "pip install llama-cpp-python or set ai.local.engine: xllamacpp"
+)
+
+# llama.cpp's common log: 0 prints nothing, 1 errors only, 3 (the default) a page per load.
+_XLLAMACPP_VERBOSITY = 1
+
+
+class Engine(Protocol):
+    """A loaded model answering OpenAI-shaped chat requests."""
+
+    def chat(
+        self, request: dict[str, Any], on_chunk: ChunkCallback | None
+    ) -> dict[str, Any] | None:
+        """Run ``request``. With ``on_chunk``, stream: a truthy return from it stops generation."""
+        ...
+
+    def close(self) -> None:
+        """Free the model's memory; the engine is unusable afterwards."""
+        ...
+
+
+def default_threads() -> int:
+    """Threads for generation when ``ai.local.n_threads`` is unset."""
+    return os.cpu_count() or 1
+
+
+def engine_name(kind: str) -> str:
+    """The concrete engine ``ai.local.engine: kind`` selects (``auto`` resolved)."""
+    if kind == "auto":
+        if _importable("llama_cpp"):
+            return "llama-cpp-python"
+        return "xllamacpp"
+    return kind
+
+
+def open_engine(kind: str, model_path: Path, n_ctx: int, n_threads: int | None) -> Engine:
+    """Load ``model_path`` with the engine ``kind`` names (auto, xllamacpp, llama-cpp-python)."""
+    threads = n_threads or default_threads()
+    name = engine_name(kind)
+    if name == "llama-cpp-python":
+        return LlamaCppPythonEngine(model_path, n_ctx, threads)
+    if name == "xllamacpp":
+        return XllamacppEngine(model_path, n_ctx, threads)
+    raise ConfigError(
+        f"unknown engine '{kind}' in ai.local.engine; use auto, xllamacpp or llama-cpp-python"
+    )
+
+
+def _importable(module: str) -> bool:
+    if module in sys.modules:
+        return sys.modules[module] is not None
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def check_gguf(model_path: Path) -> None:
+    """ConfigError unless ``model_path`` is a readable GGUF file (engines only log the cause)."""
+    try:
+        with model_path.open("rb") as handle:
+            header = handle.read(8)
+    except OSError as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ConfigError(f"cannot read model file {model_path}: {reason}") from None
+    # A junk or truncated file makes llama.cpp log a dozen lines; catch the common cases here.
+    version = int.from_bytes(header[4:8], "little") if len(header) == 8 else 0
+    if header[:4] != b"GGUF" or not 1 <= version <= 255:
+        raise ConfigError(f"{model_path} is not a GGUF model file (check ai.local.model_path)")
+
+
+def error_message(error: Any) -> str:
+    """The message of an OpenAI-style error payload, as one line."""
+    if isinstance(error, dict):
+        error = error.get("message") or json.dumps(error)
+    return " ".join(str(error).split()) or "unknown error"
+
+
+class XllamacppEngine:
+    """llama.cpp through xllamacpp's in-process server (the default, prebuilt wheels)."""
+
+    def __init__(self, model_path: Path, n_ctx: int, n_threads: int) -> None:
+        try:
+            import xllamacpp
+        except ImportError:
+            raise ConfigError(ENGINE_NOT_INSTALLED) from None
+        check_gguf(model_path)
+        params = xllamacpp.CommonParams()
+        params.model.path = str(model_path)
+        params.n_ctx = n_ctx
+        params.cpuparams.n_threads = n_threads
+        params.cpuparams_batch.n_threads = n_threads
+        params.verbosity = _XLLAMACPP_VERBOSITY
+        try:
+            self._server: Any = xllamacpp.Server(params)
+        except Exception as exc:
+            raise ProviderError(
+                f"the local engine could not load {model_path}: {error_message(str(exc))}"
+            ) from None
+
+    def chat(
+        self, request: dict[str, Any], on_chunk: ChunkCallback | None
+    ) -> dict[str, Any] | None:
+        """Run one chat request; engine errors become ProviderError."""
+        server = self._server
+        if server is None:
+            raise ProviderError("the local engine was closed")
+        if on_chunk is None:
+            result = server.handle_chat_completions({**request, "stream": False})
+            if not isinstance(result, dict):
+                raise ProviderError("the local engine returned no response")
+            if "error" in result:
+                raise ProviderError(f"the local engine failed: {error_message(result['error'])}")
+            return result
+        failures: list[BaseException] = []
+
+        def callback(chunk: dict[str, Any]) -> bool:
+            # Exceptions raised here would be swallowed by the binding: keep them for later.
+            error = chunk.get("error")
+            if error is None and "choices" not in chunk and "message" in chunk:
+                error = chunk  # the binding's own bare error shape
+            if error is not None:
+                failures.append(ProviderError(f"the local engine failed: {error_message(error)}"))
+                return True
+            try:
+                return bool(on_chunk(chunk))
+            except BaseException as exc:
+                failures.append(exc)
+                return True
+
+        streaming = {**request, "stream": True, "stream_options": {"include_usage": True}}
+        server.handle_chat_completions(streaming, callback)
+        if failures:
+            raise failures[0]
+        return None
+
+    def close(self) -> None:
+        """Drop the server; llama.cpp frees the model when the last reference goes."""
+        self._server = None
+
+
+class LlamaCppPythonEngine:
+    """llama.cpp through llama-cpp-python, preferred by ``engine: auto`` when installed."""
+
+    def __init__(self, model_path: Path, n_ctx: int, n_threads: int) -> None:
+        try:
+            import llama_cpp
+        except ImportError:
+            raise ConfigError(LLAMA_CPP_PYTHON_NOT_INSTALLED) from None
+        check_gguf(model_path)
+        self._module: Any = llama_cpp
+        # Llama objects are not safe to share between threads: one request at a time.
+        self._lock = threading.Lock()
+        try:
+            self._llm: Any = llama_cpp.Llama(
+                model_path=str(model_path), n_ctx=n_ctx, n_threads=n_threads, verbose=False
+            )
+        except Exception as exc:
+            raise ProviderError(
+                f"the local engine could not load {model_path}: {error_message(str(exc))}"
+            ) from None
+
+    def _arguments(self, request: dict[str, Any]) -> dict[str, Any]:
+        grammar_cls = self._module.LlamaGrammar
+        args: dict[str, Any] = {"messages": request["messages"]}
+        for key in ("temperature", "max_tokens", "stop", "seed", "tools", "tool_choice"):
+            if request.get(key) is not None:
+                args[key] = request[key]
+        if request.get("grammar"):
+            args["grammar"] = grammar_cls.from_string(request["grammar"], verbose=False)
+        elif request.get("json_schema") is not None:
+            args["grammar"] = grammar_cls.from_json_schema(
+                json.dumps(request["json_schema"]), verbose=False
+            )
+        return args
+
+    def chat(
+        self, request: dict[str, Any], on_chunk: ChunkCallback | None
+    ) -> dict[str, Any] | None:
+        """Run one chat request; engine errors become ProviderError."""
+        llm = self._llm
+        if llm is None:
+            raise ProviderError("the local engine was closed")
+        with self._lock:
+            try:
+                args = self._arguments(request)
+                if on_chunk is None:
+                    result: dict[str, Any] = llm.create_chat_completion(**args, stream=False)
+                    return result
+                self._stream(llm, args, on_chunk)
+            except (ValueError, RuntimeError) as exc:
+                raise ProviderError(f"the local engine failed: {error_message(str(exc))}") from None
+        return None
+
+    def _stream(self, llm: Any, args: dict[str, Any], on_chunk: ChunkCallback) -> None:
+        completion = 0
+        last: dict[str, Any] | None = None
+        chunks = llm.create_chat_completion(**args, stream=True)
+        try:
+            for chunk in chunks:
+                last = chunk
+                choices = chunk.get("choices") or []
+                if choices and (choices[0].get("delta") or {}).get("content"):
+                    completion += 1
+                if on_chunk(chunk):
+                    return
+        finally:
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
+        # llama-cpp-python streams no usage; derive it (one chunk per token) like llama.cpp does.
+        context = int(getattr(llm, "n_tokens", 0) or 0)
+        prompt = max(context - completion, 0)
+        on_chunk(
+            {
+                "id": (last or {}).get("id", "chatcmpl-local"),
+                "object": "chat.completion.chunk",
+                "choices": [],
+                "usage": {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": completion,
+                    "total_tokens": prompt + completion,
+                },
+            }
+        )
+
+    def close(self) -> None:
+        """Free the model now rather than at garbage collection."""
+        llm, self._llm = self._llm, None
+        close = getattr(llm, "close", None)
+        if close is not None:
+            close()

@@ -1,0 +1,422 @@
+"""The local provider: streaming through a worker thread (fake engine), then the real model."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+import time
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conch.errors import ConfigError, ProviderError
+from conch.messages import Chunk, GenerationOptions, Message, ToolCall, Usage
+from conch.model_files import embedded_model_path
+from conch.paths import Paths
+from conch.providers import engines
+from conch.providers.base import Provider, complete, create_provider
+from conch.providers.engines import ChunkCallback, Engine
+from conch.providers.local import LocalProvider, build_request
+from conch.settings import AISettings, LocalSettings
+
+ASK = [
+    Message("system", "Reply with one shell command only, on one line, no markdown."),
+    Message("user", "show the current working directory"),
+]
+
+
+def delta(content: str | None = None, **extra: Any) -> dict[str, Any]:
+    piece: dict[str, Any] = dict(extra)
+    if content is not None:
+        piece["content"] = content
+    return {"choices": [{"index": 0, "delta": piece, "finish_reason": None}]}
+
+
+def finish(reason: str = "stop") -> dict[str, Any]:
+    return {"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]}
+
+
+def usage(prompt: int, completion: int) -> dict[str, Any]:
+    return {"choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion}}
+
+
+class FakeEngine:
+    """Streams scripted chunks; ``endless`` keeps streaming until told to stop."""
+
+    def __init__(self, chunks: list[dict[str, Any]], endless: bool = False) -> None:
+        self.chunks = chunks
+        self.endless = endless
+        self.requests: list[dict[str, Any]] = []
+        self.stopped = threading.Event()
+        self.closed = False
+        self.error: BaseException | None = None
+
+    def chat(
+        self, request: dict[str, Any], on_chunk: ChunkCallback | None
+    ) -> dict[str, Any] | None:
+        assert on_chunk is not None
+        self.requests.append(request)
+        if self.error is not None:
+            raise self.error
+        for chunk in self.chunks:
+            if on_chunk(chunk):
+                self.stopped.set()
+                return None
+        while self.endless:
+            time.sleep(0.01)
+            if on_chunk(delta("x")):
+                self.stopped.set()
+                return None
+        return None
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def provider_with(engine: FakeEngine, tmp_path: Path, **settings: Any) -> LocalProvider:
+    gguf = tmp_path / "fake.gguf"
+    gguf.write_bytes(b"GGUF\x03\x00\x00\x00")
+    local = LocalSettings(model_path=str(gguf), **settings)
+    opened: list[tuple[str, Path, int, int | None]] = []
+
+    def factory(kind: str, path: Path, n_ctx: int, n_threads: int | None) -> Engine:
+        opened.append((kind, path, n_ctx, n_threads))
+        return engine
+
+    provider = LocalProvider(local, tmp_path / "cache", engine_factory=factory)
+    provider.opened = opened  # type: ignore[attr-defined]
+    return provider
+
+
+# -- with a fake engine ---------------------------------------------------------------------
+
+
+def test_is_a_provider_and_registered(tmp_path: Path) -> None:
+    provider = create_provider(AISettings(provider="local"))
+    assert isinstance(provider, LocalProvider)
+    assert isinstance(provider, Provider)
+    assert provider.name == "local"
+    assert not provider.loaded  # creating it loads nothing
+
+
+def test_request_carries_options_and_tools() -> None:
+    tools = [{"type": "function", "function": {"name": "ls", "parameters": {}}}]
+    options = GenerationOptions(
+        temperature=0.3, max_tokens=7, stop=("\n",), seed=42, grammar="root ::= [a-z]+"
+    )
+    request = build_request(ASK, options, tools)
+    assert request == {
+        "messages": [m.to_openai() for m in ASK],
+        "temperature": 0.3,
+        "max_tokens": 7,
+        "stop": ["\n"],
+        "seed": 42,
+        "grammar": "root ::= [a-z]+",
+        "tools": tools,
+    }
+    schema = {"type": "object"}
+    assert build_request(ASK, GenerationOptions(json_schema=schema))["json_schema"] == schema
+    assert "stop" not in build_request(ASK, GenerationOptions())
+
+
+def test_streams_text_then_usage(tmp_path: Path) -> None:
+    engine = FakeEngine([delta(role="assistant"), delta("ls"), delta(" -l"), finish(), usage(9, 2)])
+    provider = provider_with(engine, tmp_path, n_ctx=512, n_threads=3)
+    progress: list[tuple[str, float | None]] = []
+    provider.on_progress = lambda what, fraction: progress.append((what, fraction))
+
+    chunks = list(provider.stream(ASK, GenerationOptions()))
+
+    assert chunks == [
+        Chunk(text="ls"),
+        Chunk(text=" -l"),
+        Chunk(usage=Usage(9, 2), finish_reason="stop"),
+    ]
+    assert progress == [("loading model", None)]
+    assert provider.opened == [("auto", tmp_path / "fake.gguf", 512, 3)]  # type: ignore[attr-defined]
+    list(provider.stream(ASK, GenerationOptions()))
+    assert len(provider.opened) == 1  # type: ignore[attr-defined]  # loaded once
+
+
+def test_reassembles_tool_call_fragments(tmp_path: Path) -> None:
+    def call(index: int, **fields: Any) -> dict[str, Any]:
+        return delta(tool_calls=[{"index": index, **fields}])
+
+    engine = FakeEngine(
+        [
+            call(0, id="call_a", type="function", function={"name": "list_dir", "arguments": ""}),
+            call(0, function={"arguments": '{"pa'}),
+            call(1, id="call_b", function={"name": "cat", "arguments": '{"f": 1}'}),
+            call(0, function={"arguments": 'th": "/"}'}),
+            finish("tool_calls"),
+            usage(5, 9),
+        ]
+    )
+    response = complete(provider_with(engine, tmp_path), ASK)
+    assert response.tool_calls == (
+        ToolCall("call_a", "list_dir", '{"path": "/"}'),
+        ToolCall("call_b", "cat", '{"f": 1}'),
+    )
+    assert response.finish_reason == "tool_calls"
+    assert response.usage == Usage(5, 9)
+
+
+def test_engine_errors_become_provider_errors(tmp_path: Path) -> None:
+    engine = FakeEngine([])
+    engine.error = RuntimeError("llama_decode failed\nwith code -3")
+    with pytest.raises(ProviderError, match="llama_decode failed with code -3"):
+        list(provider_with(engine, tmp_path).stream(ASK, GenerationOptions()))
+
+
+def test_error_chunk_becomes_provider_error(tmp_path: Path) -> None:
+    engine = FakeEngine([delta("l"), {"error": {"code": 400, "message": "bad grammar"}}])
+    with pytest.raises(ProviderError, match="bad grammar"):
+        list(provider_with(engine, tmp_path).stream(ASK, GenerationOptions()))
+
+
+def test_closing_the_stream_stops_the_engine(tmp_path: Path) -> None:
+    engine = FakeEngine([delta("a")], endless=True)
+    stream = provider_with(engine, tmp_path).stream(ASK, GenerationOptions())
+    assert next(stream) == Chunk(text="a")
+    stream.close()
+    assert engine.stopped.wait(5)
+
+
+def test_ctrl_c_while_waiting_propagates_promptly(tmp_path: Path) -> None:
+    engine = FakeEngine([], endless=True)
+    engine.chunks = []
+    silent = threading.Event()
+
+    def stalled_chat(request: dict[str, Any], on_chunk: ChunkCallback | None) -> None:
+        assert on_chunk is not None
+        silent.wait(10)  # a long prompt evaluation: no chunk for a while
+        if on_chunk(delta("late")):
+            engine.stopped.set()
+
+    engine.chat = stalled_chat  # type: ignore[method-assign]
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 0.3)
+    started = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            list(provider_with(engine, tmp_path).stream(ASK, GenerationOptions()))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert time.monotonic() - started < 2
+    silent.set()
+    assert engine.stopped.wait(5)  # the engine was told to stop at its next token
+
+
+def test_close_frees_the_engine(tmp_path: Path) -> None:
+    engine = FakeEngine([finish()])
+    provider = provider_with(engine, tmp_path)
+    list(provider.stream(ASK, GenerationOptions()))
+    provider.close()
+    assert engine.closed
+    assert not provider.loaded
+
+
+def test_missing_model_path_is_a_config_error(tmp_path: Path) -> None:
+    local = LocalSettings(model_path=str(tmp_path / "missing.gguf"))
+    provider = LocalProvider(local, tmp_path / "cache")
+    with pytest.raises(ConfigError, match=r"ai\.local\.model_path"):
+        list(provider.stream(ASK, GenerationOptions()))
+
+
+@pytest.mark.parametrize("header", [b"hello", b"GGUF", b"GGUF\xff\xff\xff\x7f"])
+def test_not_a_gguf_file_is_a_config_error(tmp_path: Path, header: bytes) -> None:
+    bogus = tmp_path / "notes.txt"
+    bogus.write_bytes(header)
+    provider = LocalProvider(LocalSettings(model_path=str(bogus), engine="xllamacpp"), tmp_path)
+    with pytest.raises(ConfigError, match="not a GGUF"):
+        list(provider.stream(ASK, GenerationOptions()))
+
+
+def test_engine_load_failure_is_a_provider_error(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\x00" * 64)
+    provider = LocalProvider(LocalSettings(model_path=str(broken), engine="xllamacpp"), tmp_path)
+    with pytest.raises(ProviderError, match="could not load"):
+        list(provider.stream(ASK, GenerationOptions()))
+    assert not provider.loaded
+
+
+def test_engine_choice(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    present = {"xllamacpp"}
+    monkeypatch.setattr(engines, "_importable", lambda name: name in present)
+    assert engines.engine_name("auto") == "xllamacpp"
+    present.add("llama_cpp")
+    assert engines.engine_name("auto") == "llama-cpp-python"
+    assert engines.engine_name("xllamacpp") == "xllamacpp"
+    assert engines.default_threads() >= 1
+
+
+def test_llama_cpp_python_missing_names_the_fix(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # import now fails
+    with pytest.raises(ConfigError, match="pip install llama-cpp-python"):
+        engines.open_engine("llama-cpp-python", tmp_path / "m.gguf", 512, None)
+
+
+def test_xllamacpp_missing_names_the_fix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setitem(sys.modules, "xllamacpp", None)
+    with pytest.raises(ConfigError, match=r"pip install 'conch\[local\]'"):
+        engines.open_engine("xllamacpp", tmp_path / "m.gguf", 512, None)
+
+
+# -- with the real embedded model -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def real_provider() -> Iterator[LocalProvider]:
+    embedded_model_path(Paths.default().cache_dir)  # assembled once per machine
+    provider = LocalProvider(LocalSettings(), Paths.default().cache_dir)
+    yield provider
+    provider.close()
+
+
+def collect(provider: LocalProvider, options: GenerationOptions) -> list[Chunk]:
+    return list(provider.stream(ASK, options))
+
+
+@pytest.mark.e2e
+def test_real_model_streams_several_chunks_then_usage(real_provider: LocalProvider) -> None:
+    ask = [ASK[0], Message("user", "find all python files modified in the last 2 days")]
+    chunks = list(real_provider.stream(ask, GenerationOptions(max_tokens=48)))
+    texts = [c.text for c in chunks if c.text]
+    assert len(texts) >= 3
+    assert "find" in "".join(texts)
+    last = chunks[-1]
+    assert last.usage is not None and last.usage.prompt_tokens > 0
+    assert last.usage.completion_tokens >= len(texts) - 1
+    assert last.finish_reason in ("stop", "length")
+    assert all(c.usage is None for c in chunks[:-1])
+
+
+@pytest.mark.e2e
+def test_real_model_honours_a_one_line_grammar(real_provider: LocalProvider) -> None:
+    ask_long = [Message("user", "Write three short lines about shells, one per line.")]
+    options = GenerationOptions(max_tokens=48, grammar="root ::= [^\\n]+")
+    text = complete(real_provider, ask_long, options).text
+    assert text.strip()
+    assert "\n" not in text
+
+
+@pytest.mark.e2e
+def test_real_model_follows_a_json_schema(real_provider: LocalProvider) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"command": {"type": "string"}, "risky": {"type": "boolean"}},
+        "required": ["command", "risky"],
+        "additionalProperties": False,
+    }
+    response = complete(real_provider, ASK, GenerationOptions(max_tokens=96, json_schema=schema))
+    data = json.loads(response.text)
+    assert set(data) == {"command", "risky"}
+    assert isinstance(data["command"], str) and data["command"]
+    assert isinstance(data["risky"], bool)
+
+
+@pytest.mark.e2e
+def test_real_model_bad_grammar_is_a_provider_error(real_provider: LocalProvider) -> None:
+    with pytest.raises(ProviderError, match="grammar"):
+        collect(real_provider, GenerationOptions(max_tokens=8, grammar="root ::= ("))
+    # The engine survives a bad request.
+    assert complete(real_provider, ASK, GenerationOptions(max_tokens=16)).text
+
+
+# -- the llama-cpp-python adapter, against a stand-in module (the real one is optional) -----
+
+
+class FakeGrammar:
+    def __init__(self, kind: str, text: str) -> None:
+        self.kind, self.text = kind, text
+
+    @classmethod
+    def from_string(cls, grammar: str, verbose: bool = True) -> FakeGrammar:
+        assert verbose is False
+        return cls("gbnf", grammar)
+
+    @classmethod
+    def from_json_schema(cls, json_schema: str, verbose: bool = True) -> FakeGrammar:
+        assert verbose is False
+        return cls("schema", json_schema)
+
+
+class FakeLlama:
+    instances: list[FakeLlama] = []  # noqa: RUF012
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.kwargs = kwargs
+        self.calls: list[dict[str, Any]] = []
+        self.n_tokens = 0
+        self.closed = False
+        FakeLlama.instances.append(self)
+
+    def create_chat_completion(self, **kwargs: Any) -> Any:
+        self.calls.append(kwargs)
+        self.n_tokens = 12 + 2
+        if not kwargs["stream"]:
+            return {"choices": [{"message": {"role": "assistant", "content": "ls -l"}}]}
+        return iter([delta(role="assistant"), delta("ls"), delta(" -l"), finish()])
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@pytest.fixture
+def fake_llama_cpp(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    module = types.ModuleType("llama_cpp")
+    module.Llama = FakeLlama  # type: ignore[attr-defined]
+    module.LlamaGrammar = FakeGrammar  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "llama_cpp", module)
+    FakeLlama.instances.clear()
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF\x03\x00\x00\x00")
+    return gguf
+
+
+def test_llama_cpp_python_adapter_streams_with_grammar(fake_llama_cpp: Path) -> None:
+    engine = engines.open_engine("llama-cpp-python", fake_llama_cpp, 1024, 2)
+    (llm,) = FakeLlama.instances
+    assert llm.kwargs == {
+        "model_path": str(fake_llama_cpp),
+        "n_ctx": 1024,
+        "n_threads": 2,
+        "verbose": False,
+    }
+    seen: list[dict[str, Any]] = []
+    request = build_request(ASK, GenerationOptions(seed=1, grammar="root ::= [a-z]+"))
+    assert engine.chat(request, lambda chunk: seen.append(chunk)) is None
+    call = llm.calls[0]
+    assert call["stream"] is True and call["seed"] == 1
+    assert (call["grammar"].kind, call["grammar"].text) == ("gbnf", "root ::= [a-z]+")
+    assert seen[-1]["usage"] == {"prompt_tokens": 12, "completion_tokens": 2, "total_tokens": 14}
+    engine.close()
+    assert llm.closed
+
+
+def test_llama_cpp_python_adapter_json_schema_and_auto(
+    fake_llama_cpp: Path, tmp_path: Path
+) -> None:
+    local = LocalSettings(model_path=str(fake_llama_cpp))  # engine: auto prefers it
+    provider = LocalProvider(local, tmp_path / "cache")
+    schema = {"type": "object"}
+    response = complete(provider, ASK, GenerationOptions(json_schema=schema))
+    assert response.text == "ls -l"
+    assert response.usage == Usage(12, 2)
+    grammar = FakeLlama.instances[0].calls[0]["grammar"]
+    assert (grammar.kind, json.loads(grammar.text)) == ("schema", schema)
+    result = FakeLlama.instances[0].create_chat_completion(messages=[], stream=False)
+    assert result["choices"][0]["message"]["content"] == "ls -l"
