@@ -14,7 +14,7 @@ from conch.messages import Chunk, GenerationOptions, Message, ToolCall, Usage
 if TYPE_CHECKING:
     from conch.settings import AISettings
 
-Reply = str | ToolCall | Exception
+Reply = str | ToolCall | BaseException
 ReplyFunction = Callable[[Sequence[Message], GenerationOptions], Reply]
 
 
@@ -69,7 +69,7 @@ class ScriptedProvider:
             reply = self.replies.popleft()
         else:
             raise ProviderError("scripted provider has no reply left for this request")
-        if isinstance(reply, Exception):
+        if isinstance(reply, BaseException):
             raise reply
         prompt_tokens = sum(len(m.content.split()) for m in messages)
         if isinstance(reply, ToolCall):
