@@ -1,0 +1,43 @@
+"""The README's examples are run, so they never rot."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _blocks(lang: str) -> list[str]:
+    return re.findall(rf"```{lang}\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+
+
+def test_readme_python_examples_run() -> None:
+    blocks = _blocks("python")
+    assert blocks
+    for code in blocks:
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+        )
+        assert out.returncode == 0, out.stderr
+
+
+def test_readme_quick_start_is_two_commands_and_ci_runs_the_second() -> None:
+    text = README.read_text(encoding="utf-8")
+    quick = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    commands = re.findall(r"```sh\n(.*?)\n```", quick, re.S)
+    assert len(commands) == 2
+    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
+    assert commands[1].replace("pip install -e", "pip install -q -e") in ci
+
+
+def test_readme_mentions_every_runtime_dependency() -> None:
+    import tomllib
+
+    pyproject = tomllib.loads((README.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    text = README.read_text(encoding="utf-8").lower()
+    for requirement in pyproject["project"]["dependencies"]:
+        name = re.split(r"[<>=\[ ]", requirement)[0].lower()
+        assert name in text, f"{name} is not named in the README's dependency table"
