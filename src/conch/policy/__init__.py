@@ -1,0 +1,186 @@
+"""conch's safety policy: one pure function deciding whether a shell command may run.
+
+``assess`` parses the command with tree-sitter-bash, finds every program it would run
+(nested shells, substitutions and wrappers such as ``sudo`` or ``xargs`` included), and
+returns a Verdict: allow, confirm or reject, with the reasons. See docs/policy.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from conch.policy.classify import Risk, classify, highest, redirect_risk
+from conch.policy.denylist import catastrophes, textual_catastrophe
+from conch.policy.extract import analyse
+from conch.policy.model import Analysis
+from conch.policy.parse import simple_words
+from conch.policy.sandbox import path_args, sandbox_violations
+
+__all__ = [
+    "Decision",
+    "ExecutionMode",
+    "PolicyContext",
+    "Risk",
+    "Verdict",
+    "assess",
+    "base_commands",
+    "simple_words",
+]
+
+
+class Decision(StrEnum):
+    """What the caller should do with a command."""
+
+    ALLOW = "allow"
+    CONFIRM = "confirm"
+    REJECT = "reject"
+
+
+class ExecutionMode(StrEnum):
+    """How much the user lets conch run without asking."""
+
+    INTERACTIVE = "interactive"
+    RESTRICTED = "restricted-autonomous"
+    FULL = "full-autonomous"
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyContext:
+    """The user's settings that the policy takes into account."""
+
+    unsafe: bool = False
+    allowed_tools: frozenset[str] | None = None  # None or empty: no whitelist
+    mode: ExecutionMode = ExecutionMode.RESTRICTED
+    cwd: Path | None = None
+    sandbox_root: Path | None = None  # when set, every path must resolve inside it
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The policy's answer for one command."""
+
+    decision: Decision
+    risk: Risk  # the highest risk of any command found
+    reasons: tuple[str, ...]
+    commands: tuple[str, ...]  # every base command that would run, in order, deduplicated
+    operators: tuple[str, ...]
+    paths: tuple[str, ...]
+    denylisted: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (for ``--json`` output and history)."""
+        return {
+            "decision": str(self.decision),
+            "risk": str(self.risk),
+            "reasons": list(self.reasons),
+            "commands": list(self.commands),
+            "operators": list(self.operators),
+            "paths": list(self.paths),
+            "denylisted": self.denylisted,
+        }
+
+
+_OPERATOR_REASON = (
+    "Disallowed shell operator {op!r} in generated command. "
+    "Re-run with --unsafe if you really want to execute it."
+)
+
+
+def _analyse(command: str) -> Analysis:
+    try:
+        return analyse(command)
+    except RecursionError:
+        # Nesting deep enough to exhaust the stack is rejected like any parse failure.
+        failed = Analysis()
+        failed.failures.append(
+            "The policy could not parse the command: it is nested too deeply to check."
+        )
+        return failed
+
+
+def _names(analysis: Analysis) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(i.name for i in analysis.invocations if i.name is not None))
+
+
+def base_commands(command: str) -> list[str]:
+    """Every base command ``command`` would run, nested ones included, in order (best effort
+    when the command does not parse: ``assess`` is what rejects it)."""
+    return list(_names(_analyse(command)))
+
+
+def _whitelist(analysis: Analysis, allowed: frozenset[str]) -> list[str]:
+    listed = ", ".join(sorted(allowed))
+    reasons: list[str] = []
+    for inv in analysis.invocations:
+        name = inv.name if inv.name is not None else inv.raw_name
+        if inv.name not in allowed and inv.raw_name not in allowed:
+            reason = f"Disallowed command {name!r}. Allowed tools: {listed}"
+            if reason not in reasons:
+                reasons.append(reason)
+    return reasons
+
+
+def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
+    """Judge ``command`` under ``context``. Pure apart from resolving paths for the sandbox."""
+    analysis = _analyse(command)
+    commands = _names(analysis)
+    operators = tuple(dict.fromkeys(analysis.operators))
+    paths = path_args(analysis, context.cwd)
+    risks = [classify(inv) for inv in analysis.invocations]
+    risks += [redirect_risk(r) for r in analysis.redirects]
+    if analysis.failures or analysis.unknowable:
+        risks.append(Risk.UNKNOWN)
+    risk = highest(risks)
+
+    denied = catastrophes(analysis)
+    if analysis.failures and not denied and textual_catastrophe(command):
+        denied.append(
+            "Denylisted: the unparsable text looks like a catastrophic command. "
+            "This is never allowed, not even with --unsafe."
+        )
+    reasons: list[str] = list(denied)
+    reject = bool(denied)
+
+    relaxable = list(dict.fromkeys(analysis.failures)) + list(dict.fromkeys(analysis.unknowable))
+    if context.unsafe:
+        relaxable = [f"{r} (--unsafe: asking for confirmation instead)" for r in relaxable]
+        reasons += [f"Shell operator {op!r} allowed by --unsafe." for op in operators]
+    else:
+        reasons += [_OPERATOR_REASON.format(op=op) for op in operators]
+        reject = reject or bool(relaxable or operators)
+    reasons += relaxable
+
+    hard: list[str] = []
+    if not analysis.invocations and not analysis.redirects and not analysis.failures:
+        hard.append("No command found to run.")
+    if context.allowed_tools:
+        hard += _whitelist(analysis, context.allowed_tools)
+    if context.sandbox_root is not None:
+        hard += sandbox_violations(analysis, paths, context.sandbox_root, context.cwd)
+    reasons += hard
+    reject = reject or bool(hard)
+
+    if reject:
+        decision = Decision.REJECT
+    elif context.unsafe or context.mode is ExecutionMode.INTERACTIVE:
+        decision = Decision.CONFIRM
+        reasons.append(
+            f"Confirmation required ({'--unsafe' if context.unsafe else 'interactive mode'})."
+        )
+    elif context.mode is ExecutionMode.FULL or risk is Risk.READ_ONLY:
+        decision = Decision.ALLOW
+    else:
+        decision = Decision.CONFIRM
+        reasons.append(f"The command is {risk}, so it needs confirmation in {context.mode} mode.")
+    return Verdict(
+        decision=decision,
+        risk=risk,
+        reasons=tuple(reasons),
+        commands=commands,
+        operators=operators,
+        paths=tuple(paths),
+        denylisted=bool(denied),
+    )

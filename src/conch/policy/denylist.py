@@ -1,0 +1,261 @@
+"""Catastrophic commands: rejected in every mode, ``--unsafe`` or not."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable
+
+from conch.policy.model import Analysis, Arg, Invocation
+from conch.policy.parse import GLOB_CHARS, expand_braces
+from conch.policy.wrappers import SHELLS, is_interpreter, reads_code_from_stdin
+
+SYSTEM_DIRS = frozenset(
+    {"/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/opt"}
+    | {"/proc", "/root", "/sbin", "/srv", "/sys", "/usr", "/var", "/snap"}
+    | {"/System", "/Library", "/Applications", "/Users", "/private"}
+)
+# Children of system directories that are scratch space rather than the system itself.
+_SCRATCH = frozenset({"/var/tmp", "/var/cache"})
+_HOME = "/home/~"  # stands for a home directory: it is a direct child of a system dir
+CRITICAL_FILES = frozenset(
+    {"/etc/passwd", "/etc/shadow", "/etc/group", "/etc/gshadow", "/etc/sudoers"}
+)
+_BLOCK_DEVICE = re.compile(
+    r"/dev/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|r?disk\d|dm-\d|md\d|mapper/|loop\d"
+    r"|sr\d|mtdblock\d|nbd\d|root\b|block/)"
+)
+_FETCHERS = frozenset(
+    {"curl", "wget", "fetch", "aria2c", "http", "https", "httpie", "xh", "nc", "ncat", "netcat"}
+    | {"socat", "ftp", "tftp", "lynx", "links", "w3m", "ssh", "scp", "telnet", "lwp-request"}
+)
+_DECODERS = frozenset(
+    {"xxd", "uudecode", "openssl", "gunzip", "zcat", "bzcat", "xzcat", "unxz", "zstdcat", "rev"}
+    | {"gpg", "tr", "base32", "basenc", "base64"}
+)
+_MKFS = re.compile(r"mkfs(\..*)?|mke2fs|mkswap|wipefs|mkdosfs|mkntfs|newfs(_.*)?")
+_PARTITIONERS = frozenset({"fdisk", "sfdisk", "cfdisk", "parted", "sgdisk", "gdisk", "blkdiscard"})
+_FIND_DESTROYERS = frozenset({"rm", "shred", "unlink", "rmdir", "truncate", "dd", "chmod"}) | {
+    "chown",
+    "chgrp",
+    "mv",
+    "wipefs",
+}
+_DEST_WRITERS = frozenset({"cp", "install", "ln", "rsync"})
+_ALL_WRITERS = frozenset({"tee", "truncate", "shred", "mv"})
+
+
+def is_block_device(text: str | None) -> bool:
+    """True for paths of disks and partitions (``/dev/sda``, ``/dev/nvme0n1p1``...)."""
+    return text is not None and _BLOCK_DEVICE.match(posixpath.normpath(text)) is not None
+
+
+def _strip_globs(path: str) -> str:
+    """A glob stands for its whole directory: ``/usr/*`` is as bad as ``/usr``."""
+    parts = path.split("/")
+    for i, part in enumerate(parts):
+        if any(ch in GLOB_CHARS for ch in part):
+            return "/".join(parts[:i]) or "/"
+    return path
+
+
+def _absolute(text: str) -> str | None:
+    if text.startswith("~"):
+        user, _, rest = text[1:].partition("/")
+        return _HOME + (user or "") + "/" + rest
+    return text if text.startswith("/") else None
+
+
+def catastrophic_path(arg: Arg | str | None, *, home: bool = True) -> bool:
+    """``/``, ``~`` (when ``home``), a system directory or a direct child like ``/usr/bin``."""
+    if arg is None:
+        return False
+    if isinstance(arg, Arg):
+        texts = expand_braces(arg.path_text) if arg.brace and arg.path_text else [arg.path_text]
+    else:
+        texts = [arg]
+    for text in texts:
+        absolute = _absolute(text.strip()) if text else None
+        if absolute is None:
+            continue
+        path = posixpath.normpath(_strip_globs(absolute))
+        path = "/" + path.lstrip("/")
+        if path == "/":
+            return True
+        parts = path.strip("/").split("/")
+        if path.startswith(_HOME):
+            if home and (len(parts) <= 2):
+                return True
+            continue
+        if "/" + parts[0] in SYSTEM_DIRS and (
+            len(parts) == 1 or (len(parts) == 2 and path not in _SCRATCH)
+        ):
+            return True
+    return False
+
+
+def _options_and_operands(inv: Invocation) -> tuple[list[str], list[Arg]]:
+    options: list[str] = []
+    operands: list[Arg] = []
+    ended = False
+    for arg in inv.args:
+        if not ended and arg.text == "--":
+            ended = True
+        elif not ended and arg.text is not None and arg.text.startswith("-") and arg.text != "-":
+            options.append(arg.text)
+        else:
+            operands.append(arg)
+    return options, operands
+
+
+def _recursive(options: list[str]) -> bool:
+    return any(
+        o in ("--recursive", "--no-preserve-root")
+        or (not o.startswith("--") and ("r" in o or "R" in o))
+        for o in options
+    )
+
+
+def _fed_words(inv: Invocation, analysis: Analysis) -> list[Arg]:
+    """Words that may reach ``inv`` through stdin (what ``xargs`` turns into arguments)."""
+    words: list[Arg] = []
+    for feed in analysis.feeds:
+        if any(c is inv for c in feed.consumers):
+            words.extend(a for p in feed.producers for a in p.args)
+            words.extend(Arg(w, w, path_text=w) for w in (feed.text or "").split())
+    return words
+
+
+def _is_fetcher(inv: Invocation) -> bool:
+    if inv.name in _FETCHERS:
+        return True
+    texts = [t for t in inv.texts() if t is not None]
+    if inv.name in ("base64", "base32", "basenc"):
+        return any(t in ("-d", "-D", "--decode") or re.fullmatch(r"-\w*d\w*", t) for t in texts)
+    if inv.name == "printf":
+        return bool(texts) and "\\" in texts[0]
+    if inv.name == "echo":
+        return any(re.fullmatch(r"-[nE]*e[nE]*", t) for t in texts)
+    return inv.name in _DECODERS
+
+
+def _fetches(invocations: Iterable[Invocation]) -> bool:
+    return any(_is_fetcher(inv) or any(_fetches(a.inner) for a in inv.args) for inv in invocations)
+
+
+def _runs_code(inv: Invocation) -> bool:
+    return inv.name in SHELLS or is_interpreter(inv.name) or inv.name in ("eval", "source", ".")
+
+
+def _check(inv: Invocation, analysis: Analysis) -> str | None:
+    """Why ``inv`` is catastrophic, or None."""
+    name = inv.name
+    options, operands = _options_and_operands(inv)
+    if name is None:
+        if any(catastrophic_path(a) or is_block_device(a.path_text) for a in inv.args):
+            return "a command whose name is only known at run time is aimed at a system path"
+        return None
+    if name == "rm" and "--no-preserve-root" in options:
+        return "rm --no-preserve-root"
+    # Flags that are only known at run time (`rm $(echo -rf) /`) may well be -r.
+    hidden_flags = any(a.text is None and a.path_text is None for a in inv.args)
+    if name == "rm" and (_recursive(options) or hidden_flags):
+        targets = operands + (_fed_words(inv, analysis) if inv.stdin_args else [])
+        hit = next((a for a in targets if catastrophic_path(a)), None)
+        if hit is not None:
+            return f"recursive delete of {hit.raw!r}"
+    if name == "find":
+        starts = [a for a in inv.args[: _first_expression(inv)] if catastrophic_path(a)]
+        texts = inv.texts()
+        destroys = "-delete" in texts or any(
+            t in ("-exec", "-execdir", "-ok", "-okdir")
+            and i + 1 < len(texts)
+            and posixpath.basename(texts[i + 1] or "") in _FIND_DESTROYERS
+            for i, t in enumerate(texts)
+        )
+        if starts and destroys:
+            return f"find deleting or rewriting everything under {starts[0].raw!r}"
+    if _MKFS.fullmatch(name):
+        return f"{name} erases a filesystem"
+    if name in _PARTITIONERS and any(is_block_device(a.text) for a in operands):
+        return f"{name} rewrites a disk's partitions"
+    if name == "shred" and any((a.text or "").startswith("/dev/") for a in operands):
+        return "shred of a device"
+    if name == "dd":
+        for arg in operands:
+            if arg.text and arg.text.startswith("of=") and is_block_device(arg.text[3:]):
+                return f"dd writing to the disk {arg.text[3:]!r}"
+    if name in ("chmod", "chown", "chgrp") and _recursive(options):
+        hit = next((a for a in operands if catastrophic_path(a, home=False)), None)
+        if hit is not None:
+            return f"recursive {name} of {hit.raw!r}"
+    if name == "mv":
+        sources = (
+            operands
+            if any(o.startswith("-t") or o == "--target-directory" for o in options)
+            else operands[:-1]
+        )
+        hit = next((a for a in sources if catastrophic_path(a)), None)
+        if hit is not None:
+            return f"moving {hit.raw!r}"
+    written = operands if name in _ALL_WRITERS else operands[-1:] if name in _DEST_WRITERS else []
+    for arg in written:
+        if is_block_device(arg.text) or _critical(arg.text):
+            return f"{name} overwriting {arg.raw!r}"
+    if _runs_code(inv) and any(_fetches(a.inner) for a in inv.args):
+        return f"{name} running code that is downloaded or decoded at run time"
+    return None
+
+
+def _critical(text: str | None) -> bool:
+    return text is not None and posixpath.normpath(text) in CRITICAL_FILES
+
+
+def _first_expression(inv: Invocation) -> int:
+    texts = inv.texts()
+    i = 0
+    while i < len(texts) and texts[i] in ("-H", "-L", "-P"):
+        i += 1
+    for j in range(i, len(texts)):
+        text = texts[j]
+        if text is None or text.startswith(("-", "(", "!", ")")):
+            return j
+    return len(texts)
+
+
+def catastrophes(analysis: Analysis) -> list[str]:
+    """One sentence per catastrophic thing the command would do."""
+    found: list[str] = []
+    for inv in analysis.invocations:
+        why = _check(inv, analysis)
+        if why is not None:
+            found.append(why)
+    for redirect in analysis.redirects:
+        target = redirect.target.text
+        if redirect.writes and (is_block_device(target) or _critical(target)):
+            found.append(f"redirect {redirect.operator!r} overwriting {target!r}")
+    for function in analysis.functions:
+        if function.name in function.calls and {"|", "&"} & set(function.operators):
+            found.append(f"fork bomb: function {function.name!r} spawns copies of itself")
+    for feed in analysis.feeds:
+        if any(reads_code_from_stdin(c) for c in feed.consumers) and _fetches(feed.producers):
+            found.append("downloaded or decoded text piped into a shell or interpreter")
+    return [
+        f"Denylisted: {why}. This is never allowed, not even with --unsafe."
+        for why in dict.fromkeys(found)
+    ]
+
+
+_TEXT_SPLIT = re.compile(r"[\s;|&()<>{}`$]+")
+
+
+def textual_catastrophe(command: str) -> bool:
+    """A crude scan used only when the command does not parse, so broken syntax cannot hide
+    ``rm -rf /`` from the denylist."""
+    words = [w for w in _TEXT_SPLIT.split(re.sub(r"[\"'\\]", "", command)) if w]
+    names = {posixpath.basename(w) for w in words}
+    if any(_MKFS.fullmatch(n) for n in names) or any(is_block_device(w) for w in words):
+        return True
+    if "rm" in names and _recursive([w for w in words if w.startswith("-")]):
+        return any(catastrophic_path(w) for w in words)
+    return False

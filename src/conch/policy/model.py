@@ -1,0 +1,80 @@
+"""What the extractor learns about a command line, before any judgement is made."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Arg:
+    """One shell word.
+
+    ``text`` is the value after quote removal, or None when the word expands at run time
+    (``$x``, ``$(...)``). ``path_text`` is ``text`` with ``$HOME``/``${HOME}`` read as ``~``,
+    for path checks. ``inner`` holds the commands run by substitutions inside the word.
+    """
+
+    raw: str
+    text: str | None
+    glob: bool = False
+    brace: bool = False
+    path_text: str | None = None
+    inner: tuple[Invocation, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """One program that would run: its base name (None when unknowable) and its arguments.
+
+    ``stdin_args`` marks commands run by ``xargs``, which get more arguments from stdin.
+    """
+
+    name: str | None
+    args: tuple[Arg, ...]
+    stdin_args: bool = False
+    raw_name: str = ""
+
+    def texts(self) -> list[str | None]:
+        """The literal arguments (None where not literal)."""
+        return [a.text for a in self.args]
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    """A redirection: its operator (``'>'``, ``'2>'``, ``'<<<'``...) and its target word."""
+
+    operator: str
+    target: Arg
+    writes: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Feed:
+    """Output of ``producers`` becomes the stdin of ``consumers`` (a pipe or an input redirect)."""
+
+    producers: tuple[Invocation, ...]
+    consumers: tuple[Invocation, ...]
+    text: str | None = None  # the literal text fed, when known (echo, heredoc, here-string)
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionDef:
+    """A shell function: the commands its body runs and the operators it uses."""
+
+    name: str | None
+    calls: tuple[str | None, ...]
+    operators: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class Analysis:
+    """Everything found in one command line, nested shells included."""
+
+    invocations: list[Invocation] = field(default_factory=list)
+    operators: list[str] = field(default_factory=list)
+    redirects: list[Redirect] = field(default_factory=list)
+    feeds: list[Feed] = field(default_factory=list)
+    functions: list[FunctionDef] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    unknowable: list[str] = field(default_factory=list)
+    nonliteral_args: list[str] = field(default_factory=list)

@@ -1,0 +1,205 @@
+"""Commands that run other commands: how to find the command inside ``sudo``, ``xargs``...
+
+Each wrapper's options are skipped with a small table of which options take a value, so
+``sudo -u root rm`` finds ``rm`` and not ``root``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from conch.policy.model import Arg, Invocation
+
+SHELLS = frozenset(
+    {"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "fish", "csh", "tcsh", "rbash"}
+)
+_INTERPRETER = re.compile(
+    r"(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|deno|bun|php[0-9.]*|lua[0-9.]*"
+    r"|luajit|Rscript|tclsh|wish|osascript|pwsh|powershell|awk|gawk|mawk|nawk|jshell|irb|ghci)"
+)
+ENV_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def is_interpreter(name: str | None) -> bool:
+    """True for language interpreters that run code from an argument, a file or stdin."""
+    return name is not None and _INTERPRETER.fullmatch(name) is not None
+
+
+@dataclass(slots=True)
+class Unwrapped:
+    """What a wrapper runs: an argv, shell source text, or nothing that can be known."""
+
+    argv: list[Arg] | None = None
+    script: list[Arg] = field(default_factory=list)  # joined with spaces, then parsed as shell
+    execs: list[list[Arg]] = field(default_factory=list)
+    stdin_args: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Spec:
+    short_values: str = ""  # short options that take a separate or attached value
+    long_values: frozenset[str] = frozenset()
+    assignments: bool = False  # skip NAME=value words before the command
+    operands: int = 0  # operands to skip before the command (timeout's DURATION, chroot's DIR)
+
+
+_SPECS: dict[str, _Spec] = {
+    "sudo": _Spec(
+        "ugCDhprtTU",
+        frozenset(
+            {"--user", "--group", "--close-from", "--chdir", "--host", "--prompt", "--role"}
+            | {"--type", "--command-timeout", "--other-user"}
+        ),
+        assignments=True,
+    ),
+    "doas": _Spec("uC"),
+    "pkexec": _Spec("", frozenset({"--user"})),
+    "runuser": _Spec("ugG", frozenset({"--user", "--group", "--supp-group"})),
+    "env": _Spec("uCP", frozenset({"--unset", "--chdir"}), assignments=True),
+    "nohup": _Spec(),
+    "coproc": _Spec(),
+    "setsid": _Spec(),
+    "unbuffer": _Spec(),
+    "time": _Spec("fo", frozenset({"--format", "--output"})),
+    "timeout": _Spec("sk", frozenset({"--signal", "--kill-after"}), operands=1),
+    "nice": _Spec("n", frozenset({"--adjustment"})),
+    "ionice": _Spec("cnpPu", frozenset({"--class", "--classdata", "--pid", "--pgid", "--uid"})),
+    "stdbuf": _Spec("ioe", frozenset({"--input", "--output", "--error"})),
+    "command": _Spec(),
+    "builtin": _Spec(),
+    "exec": _Spec("a"),
+    "chroot": _Spec("", frozenset({"--userspec", "--groups"}), operands=1),
+    "flock": _Spec(
+        "wEc", frozenset({"--timeout", "--conflict-exit-code", "--command"}), operands=1
+    ),
+    "xargs": _Spec(
+        "adEILnPs",
+        frozenset(
+            {"--arg-file", "--delimiter", "--max-lines", "--max-args", "--max-procs"}
+            | {"--max-chars", "--process-slot-var"}
+        ),
+    ),
+    "watch": _Spec("n", frozenset({"--interval"})),
+}
+WRAPPERS = frozenset(_SPECS) | {"busybox", "eval", "su", "find", "toybox"} | SHELLS
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+
+
+def _skip_options(args: list[Arg], spec: _Spec) -> tuple[int, set[str]]:
+    """Index of the first operand after the options, and the flags seen (``-c``, ``--x``)."""
+    flags: set[str] = set()
+    i = 0
+    while i < len(args):
+        text = args[i].text
+        if text is None or not text.startswith("-") or text == "-":
+            break
+        if text == "--":
+            return i + 1, flags
+        if text.startswith("--"):
+            key = text.split("=", 1)[0]
+            flags.add(key)
+            i += 2 if key in spec.long_values and "=" not in text else 1
+            continue
+        letters = text[1:]
+        consumed = 1
+        for pos, letter in enumerate(letters):
+            flags.add("-" + letter)
+            if letter in spec.short_values:
+                if pos == len(letters) - 1:
+                    consumed = 2  # value is the next word
+                break
+        i += consumed
+    return i, flags
+
+
+def _after(args: list[Arg], spec: _Spec) -> list[Arg] | None:
+    index, _flags = _skip_options(args, spec)
+    if spec.assignments:
+        while index < len(args):
+            text = args[index].text
+            if text is None or not ENV_ASSIGNMENT.match(text):
+                break
+            index += 1
+    index += spec.operands
+    return args[index:] if index < len(args) else None
+
+
+def _shell(args: list[Arg]) -> Unwrapped:
+    """``sh -c STRING``: the string is shell source; ``-o opt``/``-O opt`` take a value."""
+    spec = _Spec("oO", frozenset({"--rcfile", "--init-file"}))
+    index, flags = _skip_options(args, spec)
+    if "-c" in flags and index < len(args):
+        return Unwrapped(script=[args[index]])
+    return Unwrapped()
+
+
+def _find(args: list[Arg]) -> Unwrapped:
+    out = Unwrapped()
+    i = 0
+    while i < len(args):
+        if args[i].text in _FIND_EXEC:
+            j = i + 1
+            while j < len(args) and args[j].text not in (";", "+"):
+                j += 1
+            if j > i + 1:
+                out.execs.append(args[i + 1 : j])
+            i = j
+        i += 1
+    return out
+
+
+def unwrap(name: str, args: list[Arg]) -> Unwrapped:
+    """What the wrapper ``name`` runs given its ``args`` (empty result when it runs nothing)."""
+    if name in SHELLS:
+        return _shell(args)
+    if name == "find":
+        return _find(args)
+    if name in ("busybox", "toybox"):
+        return Unwrapped(argv=args or None)
+    if name == "eval":
+        return Unwrapped(script=args)
+    if name == "su":
+        for i, arg in enumerate(args):
+            if arg.text in ("-c", "--command") and i + 1 < len(args):
+                return Unwrapped(script=[args[i + 1]])
+            if arg.text is not None and arg.text.startswith("--command="):
+                return Unwrapped(script=[Arg(arg.raw, arg.text.split("=", 1)[1])])
+        return Unwrapped()
+    spec = _SPECS.get(name)
+    if spec is None:
+        return Unwrapped()
+    index, flags = _skip_options(args, spec)
+    if name == "command" and flags & {"-v", "-V"}:
+        return Unwrapped()  # only looks the name up
+    if name == "env" and (flags & {"-S", "--split-string"}):
+        return Unwrapped(script=args[index:])
+    if name == "flock" and flags & {"-c", "--command"}:
+        return Unwrapped(script=args[index + 1 :])
+    if name == "watch" and not flags & {"-x", "--exec"}:
+        return Unwrapped(script=args[index:])
+    rest = _after(args, spec)
+    if name == "xargs":
+        return Unwrapped(argv=rest or [Arg("echo", "echo")], stdin_args=True)
+    return Unwrapped(argv=rest)
+
+
+def reads_code_from_stdin(inv: Invocation) -> bool:
+    """True when a shell or interpreter would take its program from stdin."""
+    if inv.name not in SHELLS and not is_interpreter(inv.name):
+        return False
+    if inv.name in ("awk", "gawk", "mawk", "nawk"):
+        return False  # awk's program is always an argument or -f file
+    for arg in inv.args:
+        text = arg.text
+        if text is None:
+            return False
+        if text in ("-", "/dev/stdin", "-s"):
+            return True
+        if text in ("-c", "-e", "-E", "-m", "-r") or (
+            text.startswith("-") and not text.startswith("--") and "c" in text[1:]
+        ):
+            return False
+        if not text.startswith(("-", "+")):
+            return False  # a script file
+    return True

@@ -1,0 +1,176 @@
+"""simple_words, base_commands and the Verdict's JSON shape."""
+
+from __future__ import annotations
+
+import os
+import shlex
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conch.errors import PolicyRejection
+from conch.messages import Word
+from conch.policy import Decision, PolicyContext, Risk, assess, base_commands, simple_words
+
+
+def test_simple_words_removes_quotes_of_every_kind() -> None:
+    words = simple_words("""echo 'a b' "c d" e\\ f $'g\\th' r''m "x"y""")
+    assert [w.text for w in words] == ["echo", "a b", "c d", "e f", "g\th", "rm", "xy"]
+
+
+def test_simple_words_flags_an_unquoted_glob() -> None:
+    assert simple_words("ls *.py") == [Word("ls"), Word("*.py", glob=True)]
+
+
+def test_simple_words_does_not_flag_a_quoted_glob() -> None:
+    assert simple_words("ls '*.py'") == [Word("ls"), Word("*.py", glob=False)]
+
+
+def test_simple_words_does_not_flag_an_escaped_glob() -> None:
+    assert simple_words("ls \\*.py") == [Word("ls"), Word("*.py", glob=False)]
+
+
+def test_simple_words_flags_question_marks_and_brackets() -> None:
+    assert [w.glob for w in simple_words("ls a?.txt [ab].txt")] == [False, True, True]
+
+
+def test_simple_words_expands_a_leading_tilde() -> None:
+    assert simple_words("ls ~/docs")[1].text == os.path.expanduser("~") + "/docs"
+
+
+def test_simple_words_keeps_a_quoted_tilde() -> None:
+    assert simple_words("ls '~'")[1].text == "~"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ls | wc",
+        "ls > out",
+        "ls; pwd",
+        "echo $HOME",
+        "echo $(date)",
+        "FOO=1 ls",
+        "echo {a,b}",
+        "echo 'unterminated",
+        "",
+        "(ls)",
+        "ls &",
+    ],
+)
+def test_simple_words_rejects_anything_but_one_simple_command(command: str) -> None:
+    with pytest.raises(PolicyRejection):
+        simple_words(command)
+
+
+@given(
+    st.lists(
+        st.text(
+            alphabet=st.characters(
+                blacklist_characters="\x00", blacklist_categories=("Cs", "Co", "Cn")
+            ),
+            min_size=1,
+        ),
+        min_size=1,
+    )
+)
+def test_simple_words_round_trips_quoted_words(words: list[str]) -> None:
+    command = "cmd " + " ".join(shlex.quote(w) for w in words)
+    assert [w.text for w in simple_words(command)] == ["cmd", *words]
+
+
+@given(st.lists(st.from_regex(r"[A-Za-z0-9_./=+-]{1,12}", fullmatch=True), min_size=1))
+def test_simple_words_keeps_plain_words_unchanged(words: list[str]) -> None:
+    # `~` expands; tree-sitter-bash reports a bare `==...` word as an error (fails closed)
+    words = [w for w in words if not w.startswith(("~", "=="))]
+    result = simple_words(" ".join(["cmd", *words]))
+    assert [w.text for w in result] == ["cmd", *words]
+    assert not any(w.glob for w in result)
+
+
+def test_base_commands_lists_nested_commands_in_order_without_repeats() -> None:
+    assert base_commands("sudo env X=1 rm $(ls) && ls | xargs rm") == [
+        "sudo",
+        "env",
+        "rm",
+        "ls",
+        "xargs",
+    ]
+
+
+def test_base_commands_reads_through_shell_strings() -> None:
+    assert base_commands("bash -c 'curl x | sh -c \"rm y\"'") == ["bash", "curl", "sh", "rm"]
+
+
+def test_base_commands_names_the_base_name_of_a_path() -> None:
+    assert base_commands("/usr/bin/env /bin/rm x") == ["env", "rm"]
+
+
+def test_base_commands_skips_an_unknowable_command_name() -> None:
+    assert base_commands("$(echo rm) -rf x") == ["echo"]
+
+
+def test_verdict_to_json_has_every_field() -> None:
+    verdict = assess("ls | rm x")
+    assert verdict.to_json() == {
+        "decision": "reject",
+        "risk": "destructive",
+        "reasons": list(verdict.reasons),
+        "commands": ["ls", "rm"],
+        "operators": ["|"],
+        "paths": [],
+        "denylisted": False,
+    }
+
+
+def test_operator_reason_tells_the_user_about_unsafe() -> None:
+    assert assess("ls | wc").reasons[0] == (
+        "Disallowed shell operator '|' in generated command. "
+        "Re-run with --unsafe if you really want to execute it."
+    )
+
+
+def test_whitelist_reason_names_the_command_and_the_allowed_tools() -> None:
+    verdict = assess("rm x", PolicyContext(allowed_tools=frozenset({"jq"})))
+    assert "Disallowed command 'rm'. Allowed tools: jq" in verdict.reasons
+
+
+def test_parse_failure_reason_says_could_not_parse() -> None:
+    verdict = assess("echo 'oops")
+    assert verdict.risk is Risk.UNKNOWN
+    assert any("could not parse" in r for r in verdict.reasons)
+
+
+def test_denylisted_reason_says_unsafe_does_not_help() -> None:
+    verdict = assess("rm -rf /", PolicyContext(unsafe=True))
+    assert verdict.decision is Decision.REJECT
+    assert any("not even with --unsafe" in r for r in verdict.reasons)
+
+
+def test_unknowable_command_name_reason_says_so() -> None:
+    verdict = assess("$CMD file")
+    assert any("cannot be known" in r for r in verdict.reasons)
+
+
+def test_paths_lists_path_like_arguments_and_redirect_targets() -> None:
+    verdict = assess("cp ./a /tmp/b ~/c > out/log", PolicyContext(unsafe=True))
+    assert verdict.paths == ("./a", "/tmp/b", "~/c", "out/log")
+
+
+def test_lone_surrogates_are_rejected_not_a_crash() -> None:
+    assert assess("echo \ud800").decision is Decision.REJECT
+
+
+def test_private_use_characters_are_rejected_before_they_reach_tree_sitter() -> None:
+    # "{" + U+10D136 segfaults tree-sitter-bash 0.25.1
+    assert assess("{\U0010d136").decision is Decision.REJECT
+
+
+def test_a_shell_with_dash_c_but_no_string_is_not_read_only() -> None:
+    assert assess("bash -c").decision is Decision.CONFIRM
+
+
+def test_deep_nesting_is_rejected_not_a_crash() -> None:
+    verdict = assess("echo " + "$(" * 3000 + "ls" + ")" * 3000)
+    assert verdict.decision is Decision.REJECT
