@@ -35,7 +35,9 @@ def measure(argv: list[str], runs: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "startup.json")
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).parent / "results" / "startup.json"
+    )
     args = parser.parse_args()
     conch = shutil.which("conch") or str(Path(sys.executable).parent / "conch")
     cases = {
@@ -58,7 +60,9 @@ def main() -> None:
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     width = max(len(n) for n in results)
     for name, r in results.items():
-        print(f"{name:<{width}}  median {r['median_ms']:7.1f} ms  (min {r['min_ms']}, max {r['max_ms']})")
+        print(
+            f"{name:<{width}}  median {r['median_ms']:7.1f} ms  (min {r['min_ms']}, max {r['max_ms']})"
+        )
 
 
 if __name__ == "__main__":

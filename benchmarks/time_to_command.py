@@ -52,7 +52,9 @@ def cold(requests: list[str], runs: int, workdir: Path) -> list[dict[str, object
             )
             times.append(time.perf_counter() - start)
             command = out.stdout.strip() or out.stderr.strip()
-        rows.append({"request": request, "seconds": round(statistics.median(times), 3), "command": command})
+        rows.append(
+            {"request": request, "seconds": round(statistics.median(times), 3), "command": command}
+        )
     return rows
 
 
@@ -87,7 +89,9 @@ def in_process(requests: list[str]) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=1)
-    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "time_to_command.json")
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).parent / "results" / "time_to_command.json"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         cold_rows = cold(REQUESTS, args.runs, Path(tmp))

@@ -8,8 +8,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from cliutil import CliResult, write_config
 
+from cliutil import CliResult, write_config
 from conch.history import History
 from conch.paths import Paths
 

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pexpect
-from cliutil import write_config
 
+from cliutil import write_config
 from conch.history import History
 from conch.paths import Paths
 
