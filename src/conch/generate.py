@@ -71,14 +71,7 @@ def explain(
     user = f"Command: {command}"
     if request:
         user = f"The user asked: {request}\n{user}"
-    messages = [Message("system", EXPLAINER_PROMPT), Message("user", user)]
-    response = complete(
-        provider, messages, GenerationOptions(temperature=0.0, max_tokens=400), on_chunk=on_chunk
-    )
-    text = response.text.strip()
-    if not text:
-        raise ModelOutputError("the model returned an empty explanation; retry")
-    return text
+    return _answer(provider, EXPLAINER_PROMPT, user, 400, "explanation", on_chunk)
 
 
 def analyze(
@@ -88,11 +81,20 @@ def analyze(
 ) -> str:
     """A diagnosis of one history entry. Never runs anything."""
     record = json.dumps(asdict(entry), indent=2, ensure_ascii=False)
-    messages = [Message("system", ANALYZER_PROMPT), Message("user", record)]
-    response = complete(
-        provider, messages, GenerationOptions(temperature=0.0, max_tokens=500), on_chunk=on_chunk
-    )
-    text = response.text.strip()
+    return _answer(provider, ANALYZER_PROMPT, record, 500, "analysis", on_chunk)
+
+
+def _answer(
+    provider: Provider,
+    system: str,
+    user: str,
+    max_tokens: int,
+    what: str,
+    on_chunk: Callable[[Chunk], None] | None,
+) -> str:
+    messages = [Message("system", system), Message("user", user)]
+    options = GenerationOptions(temperature=0.0, max_tokens=max_tokens)
+    text = complete(provider, messages, options, on_chunk=on_chunk).text.strip()
     if not text:
-        raise ModelOutputError("the model returned an empty analysis; retry")
+        raise ModelOutputError(f"the model returned an empty {what}; retry")
     return text
