@@ -188,3 +188,11 @@ def test_a_probe_that_times_out_leaves_its_field_empty(monkeypatch: pytest.Monke
 
     assert context.shell_version == ""
     assert context.userland in {"unknown", "BSD", "busybox"}
+
+
+def test_versions_of_option_sensitive_tools_are_detected_and_described(tmp_path: Path) -> None:
+    context = detect_platform(tmp_path)
+    assert context.versions.get("grep", "").startswith("GNU ")
+    # Debian's awk is mawk, which only answers to -W version: the probe must still name it.
+    assert "awk" in context.versions
+    assert "Versions: " in context.describe()

@@ -23,7 +23,7 @@ from typing import Any
 from conch.storage import atomic_write_text
 
 CACHE_FILE = "platform.json"
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
 _PROBE_TIMEOUT_S = 2.0
 
 #: Tools worth telling the model about; the value in ``tools`` is where ``PATH`` finds each.
@@ -34,6 +34,11 @@ KNOWN_TOOLS: tuple[str, ...] = (
     "bat", "batcat", "fzf", "tree", "rsync", "ssh", "scp", "make", "gcc", "docker", "podman",
     "kubectl", "systemctl", "journalctl", "lsof", "ps", "ss", "netstat", "ip", "ffmpeg", "convert",
     "sqlite3",
+)  # fmt: skip
+
+#: Tools whose version changes which options exist; their ``--version`` is probed once.
+VERSIONED_TOOLS: tuple[str, ...] = (
+    "grep", "sed", "awk", "find", "tar", "sort", "date", "git", "python3", "curl", "jq",
 )  # fmt: skip
 
 # Distro-renamed or alternative builds: present under either name means "installed".
@@ -61,6 +66,7 @@ class PlatformContext:
     shell_version: str
     userland: str
     tools: dict[str, str] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
 
     def describe(self) -> str:
         """A compact block for the model's system prompt."""
@@ -76,6 +82,10 @@ class PlatformContext:
             f"Userland: {_USERLAND_HINTS.get(self.userland, self.userland)}",
             f"Available tools: {', '.join(sorted(self.tools)) or 'none detected'}",
         ]
+        if self.versions:
+            lines.append(
+                "Versions: " + ", ".join(f"{k} {v}" for k, v in sorted(self.versions.items()))
+            )
         present = set(self.tools) | {_ALIASES[name] for name in self.tools if name in _ALIASES}
         missing = [n for n in KNOWN_TOOLS if n not in present and n not in _ALIASES]
         if missing:
@@ -136,20 +146,27 @@ def _load_cache(path: Path, fingerprint: str) -> PlatformContext | None:
     fields = data.get("platform")
     if not isinstance(fields, dict):
         return None
-    tools = fields.get("tools")
-    if not isinstance(tools, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in tools.items()
-    ):
-        return None
+    mappings: dict[str, dict[str, str]] = {}
+    for name in ("tools", "versions"):
+        value = fields.get(name)
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+        ):
+            return None
+        mappings[name] = dict(value)
     strings = {}
     for name in PlatformContext.__dataclass_fields__:
-        if name == "tools":
+        if name in mappings:
             continue
         value = fields.get(name)
         if not isinstance(value, str):
             return None
         strings[name] = value
-    return PlatformContext(tools=dict(tools), **strings)
+    return PlatformContext(
+        tools=mappings["tools"],
+        versions=mappings["versions"],
+        **strings,
+    )
 
 
 def _detect(shell: str, env: Mapping[str, str]) -> PlatformContext:
@@ -168,6 +185,7 @@ def _detect(shell: str, env: Mapping[str, str]) -> PlatformContext:
         shell_version=_shell_version(shell, shell_name, probe_env),
         userland=_userland(uname.sysname, search_path, probe_env),
         tools=_tools(search_path),
+        versions=_versions(search_path, probe_env),
     )
 
 
@@ -235,3 +253,28 @@ def _tools(search_path: str) -> dict[str, str]:
         if location:
             found[name] = location
     return found
+
+
+def _versions(search_path: str, env: Mapping[str, str]) -> dict[str, str]:
+    """``TOOL --version`` of the tools whose options differ across versions, in parallel."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    present = [(n, p) for n in VERSIONED_TOOLS if (p := shutil.which(n, path=search_path))]
+
+    def probe(item: tuple[str, str]) -> tuple[str, str]:
+        name, location = item
+        first = _probe([location, "--version"], env).strip().splitlines()[:1]
+        if name == "awk" and (not first or "not an option" in first[0]):
+            # mawk, Debian's default awk, answers only to -W version.
+            first = _probe([location, "-W", "version"], env).strip().splitlines()[:1]
+        match = re.search(r"\d+(?:\.\d+)+", first[0]) if first else None
+        # Say which implementation it is where that matters more than the number.
+        flavour = ""
+        if first and name in {"awk", "sed", "grep", "find", "tar", "date", "sort"}:
+            low = first[0].lower()
+            flavour = next((f for f in ("gnu", "busybox", "mawk", "bsd") if f in low), "")
+            flavour = "GNU " if flavour == "gnu" else (f"{flavour} " if flavour else "")
+        return name, f"{flavour}{match.group(0)}" if match else ""
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        return {name: version for name, version in pool.map(probe, present) if version}
