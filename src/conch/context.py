@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conch.errors import InputError
+from conch.examples import Example
 from conch.messages import Message
 from conch.settings import PromptConfig
 
@@ -86,13 +87,21 @@ def system_prompt(prompt: PromptConfig, platform_description: str) -> str:
 
 
 def build_messages(
-    prompt: PromptConfig, platform_description: str, ctx: RequestContext
+    prompt: PromptConfig,
+    platform_description: str,
+    ctx: RequestContext,
+    examples: Sequence[Example] = (),
 ) -> list[Message]:
-    """The message list of a one-shot request, in the documented order."""
-    messages = [
-        Message("system", system_prompt(prompt, platform_description)),
-        Message("user", sanitize(ctx.request)),
-    ]
+    """The message list of a one-shot request, in the documented order.
+
+    Worked examples go between the system prompt and the request as earlier turns, so the
+    model sees the exact form of answer wanted.
+    """
+    messages = [Message("system", system_prompt(prompt, platform_description))]
+    for example in examples:
+        messages.append(Message("user", example.request))
+        messages.append(Message("assistant", example.command))
+    messages.append(Message("user", sanitize(ctx.request)))
     if ctx.scope is not None:
         if ctx.scope == "." and ctx.scope_listing is not None:
             text = (

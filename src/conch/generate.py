@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 
 from conch.context import RequestContext, build_messages
 from conch.errors import ModelOutputError
+from conch.examples import Example, nearest
 from conch.extract import ONE_LINE_GRAMMAR, extract_command
 from conch.history import HistoryEntry
 from conch.messages import Chunk, GenerationOptions, Message, Usage
@@ -47,9 +48,16 @@ def generate(
     ctx: RequestContext,
     temperature: float = 0.0,
     on_chunk: Callable[[Chunk], None] | None = None,
+    few_shot: int = 0,
 ) -> Generated:
-    """Ask the model for one command and extract it from the reply."""
-    messages = build_messages(prompt, platform_description, ctx)
+    """Ask the model for one command and extract it from the reply.
+
+    ``few_shot`` worked examples nearest to the request are shown first; with a tool
+    whitelist, only examples that use allowed tools.
+    """
+    messages = build_messages(
+        prompt, platform_description, ctx, select_examples(prompt, ctx.request, few_shot)
+    )
     options = GenerationOptions(
         temperature=temperature, max_tokens=256, stop=("\n\n",), grammar=ONE_LINE_GRAMMAR
     )
@@ -59,6 +67,17 @@ def generate(
     if "\n" in command:
         raise ModelOutputError("the model replied with several lines; ask for one command")
     return Generated(command, response.text, response.usage, time.monotonic() - started)
+
+
+def select_examples(prompt: PromptConfig, request: str, k: int) -> list[Example]:
+    """The nearest worked examples that fit the prompt config's whitelist."""
+    if k <= 0:
+        return []
+    allowed = {t.name for t in prompt.tools}
+    candidates = nearest(request, k * 4 if allowed else k)
+    if allowed:
+        candidates = [e for e in candidates if e.command.split()[0] in allowed][-k:]
+    return candidates
 
 
 def explain(

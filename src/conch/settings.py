@@ -89,6 +89,12 @@ class ExecutionSettings(_Model):
     shell: str | None = None
 
 
+class GenerationSettings(_Model):
+    """How commands are generated (each knob measured on the accuracy benchmark)."""
+
+    few_shot: int = Field(default=4, ge=0, le=16)
+
+
 class ContextSettings(_Model):
     """Caps on what conch sends to the model."""
 
@@ -111,6 +117,7 @@ class Settings(_Model):
     models: dict[str, AISettings] = Field(default_factory=dict)
     default_prompt: PromptConfig = Field(default_factory=PromptConfig)
     execution: ExecutionSettings = Field(default_factory=ExecutionSettings)
+    generation: GenerationSettings = Field(default_factory=GenerationSettings)
     context: ContextSettings = Field(default_factory=ContextSettings)
     history: HistorySettings = Field(default_factory=HistorySettings)
     validation: dict[str, Any] = Field(default_factory=dict)

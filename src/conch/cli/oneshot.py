@@ -183,6 +183,7 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
                 ctx,
                 settings.ai.temperature,
                 progress.on_chunk,
+                few_shot=settings.generation.few_shot,
             )
         finally:
             progress.clear()

@@ -1,0 +1,122 @@
+"""Worked examples chosen by similarity to the request, for few-shot prompting.
+
+A small model copies the form of the examples it is shown: one bare command, the current
+directory by default, the right program for the job. The corpus ships with conch
+(``data/examples.tsv``); the nearest examples are found with BM25 over word stems.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "from",
+        "with",
+        "by",
+        "and",
+        "or",
+        "all",
+        "every",
+        "each",
+        "this",
+        "that",
+        "these",
+        "those",
+        "my",
+        "me",
+        "i",
+        "it",
+        "its",
+        "is",
+        "are",
+        "be",
+        "please",
+        "current",
+        "here",
+        "there",
+    ]
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """A request and the command that answers it."""
+
+    request: str
+    command: str
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ies", "es", "ed", "s"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def _terms(text: str) -> list[str]:
+    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP]
+
+
+@lru_cache(maxsize=1)
+def corpus() -> tuple[Example, ...]:
+    """The shipped examples."""
+    text = resources.files("conch").joinpath("data/examples.tsv").read_text(encoding="utf-8")
+    rows = []
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        request, _, command = line.partition("\t")
+        if command:
+            rows.append(Example(request.strip(), command.strip()))
+    return tuple(rows)
+
+
+@lru_cache(maxsize=1)
+def _index() -> tuple[list[Counter[str]], dict[str, float], float]:
+    docs = [Counter(_terms(f"{e.request} {e.command}")) for e in corpus()]
+    df: Counter[str] = Counter()
+    for doc in docs:
+        df.update(doc.keys())
+    n = len(docs)
+    idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+    avg = sum(sum(d.values()) for d in docs) / max(n, 1)
+    return docs, idf, avg
+
+
+def nearest(request: str, k: int = 4) -> list[Example]:
+    """The ``k`` examples most similar to ``request`` (BM25), most similar last.
+
+    Most similar last: the example closest to the request then sits right before it.
+    """
+    if k <= 0:
+        return []
+    docs, idf, avg = _index()
+    query = set(_terms(request))
+    scored = []
+    for i, doc in enumerate(docs):
+        length = sum(doc.values())
+        score = 0.0
+        for term in query & doc.keys():
+            tf = doc[term]
+            score += idf[term] * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / avg))
+        if score > 0:
+            scored.append((score, i))
+    scored.sort(reverse=True)
+    examples = corpus()
+    return [examples[i] for _, i in reversed(scored[:k])]

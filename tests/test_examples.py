@@ -1,0 +1,34 @@
+"""Few-shot examples: the shipped corpus and similarity selection."""
+
+from __future__ import annotations
+
+from conch.examples import corpus, nearest
+from conch.generate import select_examples
+from conch.policy import assess
+from conch.settings import PromptConfig, ToolConfig
+
+
+def test_corpus_commands_all_parse_and_none_is_rejected_with_unsafe() -> None:
+    from conch.policy import PolicyContext
+
+    assert len(corpus()) >= 80
+    for example in corpus():
+        verdict = assess(example.command, PolicyContext(unsafe=True))
+        assert verdict.decision.value != "reject", (example, verdict.reasons)
+
+
+def test_nearest_examples_share_words_with_the_request_most_similar_last() -> None:
+    picked = nearest("extract the tar.gz archive here", 3)
+    assert len(picked) == 3
+    assert picked[-1].command.startswith("tar -x")
+
+
+def test_no_examples_when_nothing_matches_or_k_is_zero() -> None:
+    assert nearest("zzzz qqqq", 4) == []
+    assert nearest("find files", 0) == []
+
+
+def test_whitelist_keeps_only_examples_using_allowed_tools() -> None:
+    prompt = PromptConfig(tools=[ToolConfig(name="grep")])
+    picked = select_examples(prompt, "search for errors in the log and count them", 3)
+    assert picked and all(e.command.split()[0] == "grep" for e in picked)
