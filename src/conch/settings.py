@@ -95,6 +95,28 @@ class GenerationSettings(_Model):
     few_shot: int = Field(default=4, ge=0, le=16)
 
 
+DEFAULT_SKIP_COMMANDS = ("cd", "pwd", "echo", "true", "false")
+
+
+class ValidationSettings(_Model):
+    """How conch checks a generated command against this machine before running it."""
+
+    enabled: bool = True
+    collect_help_text: bool = True
+    collect_man_pages: bool = True
+    collect_tldr: bool = True
+    max_help_text_size: int = Field(default=5000, ge=200)
+    validation_timeout_ms: int = Field(default=5000, ge=100)
+    auto_fix: bool = False
+    # The model's verdict costs a second model call over the collected help text (tens of
+    # seconds of prompt evaluation for the embedded model on a small CPU): by default it is
+    # asked only when the static checks found something concrete to fix.
+    model_check: Literal["always", "on_issues", "never"] = "on_issues"
+    show_validation_details: bool = True
+    skip_commands: list[str] = Field(default_factory=lambda: list(DEFAULT_SKIP_COMMANDS))
+    help_cache_ttl_days: float = Field(default=7.0, ge=0)
+
+
 class ContextSettings(_Model):
     """Caps on what conch sends to the model."""
 
@@ -120,7 +142,7 @@ class Settings(_Model):
     generation: GenerationSettings = Field(default_factory=GenerationSettings)
     context: ContextSettings = Field(default_factory=ContextSettings)
     history: HistorySettings = Field(default_factory=HistorySettings)
-    validation: dict[str, Any] = Field(default_factory=dict)
+    validation: ValidationSettings = Field(default_factory=ValidationSettings)
     shell: dict[str, Any] = Field(default_factory=dict)
     mcp_servers: dict[str, Any] = Field(default_factory=dict)
 

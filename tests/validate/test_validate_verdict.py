@@ -130,7 +130,21 @@ def test_validation_is_skipped_when_disabled_or_only_trusted_commands(tmp_path: 
 def test_provider_errors_propagate(tmp_path: Path) -> None:
     provider = ScriptedProvider.of(ProviderError("model unreachable"))
     with pytest.raises(ProviderError, match="unreachable"):
-        validate("ls -la", provider, PLATFORM, None, tmp_path)
+        validate("ls -la", provider, PLATFORM, {"model_check": "always"}, tmp_path)
+
+
+def test_model_is_asked_only_when_static_checks_find_issues_by_default(tmp_path: Path) -> None:
+    provider = ScriptedProvider.of(
+        '{"valid": false, "issues": ["-j is not an ls option"], "corrected_command": "ls -l",'
+        ' "confidence": 0.9, "explanation": "fixed"}'
+    )
+    clean = validate("ls -la", provider, PLATFORM, None, tmp_path)
+    assert clean.valid and not clean.model_called and provider.sent == []
+    flagged = validate("ls -ljy", provider, PLATFORM, None, tmp_path)
+    assert flagged.model_called and not flagged.valid
+    assert flagged.corrected_command == "ls -l"
+    never = validate("ls -ljy", ScriptedProvider.of(), PLATFORM, {"model_check": "never"}, tmp_path)
+    assert not never.valid and not never.model_called and never.static_issues
 
 
 def test_recheck_reports_the_policy_verdict_and_static_issues_of_a_correction(

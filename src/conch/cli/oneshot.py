@@ -7,7 +7,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from conch.cli import ui
 from conch.cli.environment import Environment
@@ -22,7 +22,8 @@ from conch.errors import (
 
 if TYPE_CHECKING:
     from conch.history import HistoryEntry
-    from conch.policy import Verdict
+    from conch.policy import PolicyContext, Verdict
+    from conch.propose import Proposal
     from conch.providers.base import Provider
     from conch.settings import LoadedSettings, PromptConfig
 
@@ -43,6 +44,8 @@ class Run:
     executed: bool = False
     notes: list[str] = field(default_factory=list)
     request: str | None = None
+    validation: dict[str, Any] | None = None
+    validation_details: bool = True
 
 
 def run(args: argparse.Namespace, env: Environment) -> int:
@@ -57,6 +60,7 @@ def run(args: argparse.Namespace, env: Environment) -> int:
     code: int = ExitStatus.ERROR
     try:
         loaded = _load(args, env)
+        state.validation_details = loaded.settings.validation.show_validation_details
         code = _analyze(state, loaded) if args.analyze else _oneshot(state, loaded)
         return code
     except KeyboardInterrupt:
@@ -152,9 +156,10 @@ def _prompt_and_request(state: Run, loaded: LoadedSettings) -> tuple[PromptConfi
 
 def _oneshot(state: Run, loaded: LoadedSettings) -> int:
     from conch.context import RequestContext, peek_samples, read_capped, scope_dot_listing
-    from conch.generate import explain, generate
+    from conch.generate import explain
     from conch.paths import Paths
     from conch.platform import detect_platform
+    from conch.propose import propose
 
     args, env = state.args, state.env
     settings = loaded.settings
@@ -176,21 +181,26 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
     try:
         progress.start("generating")
         try:
-            generated = generate(
+            proposal = propose(
                 provider,
                 prompt,
-                platform.describe(),
+                platform,
                 ctx,
-                settings.ai.temperature,
+                settings,
+                _policy_context(state, prompt),
+                Paths.default().cache_dir,
                 progress.on_chunk,
-                few_shot=settings.generation.few_shot,
+                progress.start,
             )
         finally:
             progress.clear()
-        state.command = generated.command
-        verdict = _assess(state, prompt, generated.command)
+        state.validation = proposal.validation_json()
+        state.notes.extend(proposal.notes)
+        command = _offer_correction(state, proposal)
+        verdict = state.verdict
+        assert verdict is not None
         if args.print_only:
-            env.stdout.write(generated.command + "\n")
+            env.stdout.write(command + "\n")
             _fail_if_rejected(verdict)
             return ExitStatus.OK
         forced = _forced_explain(prompt, verdict)
@@ -198,17 +208,17 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
         if (args.explain or forced) and verdict.decision.value != "reject":
             progress.start("explaining")
             try:
-                explanation = explain(provider, generated.command, request, progress.on_chunk)
+                explanation = explain(provider, command, request, progress.on_chunk)
             finally:
                 progress.clear()
         if args.json:
-            out = {"command": generated.command, **verdict.to_json()}
+            out = {"command": command, **verdict.to_json(), "validation": state.validation}
             if explanation is not None:
                 out["explanation"] = explanation
             env.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
             _fail_if_rejected(verdict)
             return ExitStatus.OK
-        _fail_if_rejected(verdict, show=(env, generated.command))
+        _fail_if_rejected(verdict, show=(env, command))
         command = _confirm(
             state, loaded, prompt, prompt_source, verdict, explanation, forced, provider
         )
@@ -217,16 +227,54 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
         provider.close()
 
 
-def _assess(state: Run, prompt: PromptConfig, command: str) -> Verdict:
-    from conch.policy import PolicyContext, assess
+def _policy_context(state: Run, prompt: PromptConfig) -> PolicyContext:
+    from conch.policy import PolicyContext
 
     tools = frozenset(t.name for t in prompt.tools)
-    verdict = assess(
-        command,
-        PolicyContext(unsafe=state.args.unsafe, allowed_tools=tools or None, cwd=state.env.cwd),
-    )
+    return PolicyContext(unsafe=state.args.unsafe, allowed_tools=tools or None, cwd=state.env.cwd)
+
+
+def _assess(state: Run, prompt: PromptConfig, command: str) -> Verdict:
+    from conch.policy import assess
+
+    verdict = assess(command, _policy_context(state, prompt))
     state.verdict = verdict
     return verdict
+
+
+def _offer_correction(state: Run, proposal: Proposal) -> str:
+    """Show what validation found; switch to its correction if the user (or --yes) agrees."""
+    args, env = state.args, state.env
+    state.command, state.verdict = proposal.command, proposal.verdict
+    result = proposal.validation
+    details = state.validation_details
+    if result is not None and result.issues and details and not args.quiet:
+        for issue in result.issues:
+            env.stderr.write(f"conch: validation: {issue}\n")
+    fix, fix_verdict = proposal.correction, proposal.correction_verdict
+    if fix is None or fix_verdict is None:
+        if proposal.corrected and not args.quiet:
+            env.stderr.write(f"conch: corrected to: {proposal.command} (validation.auto_fix)\n")
+        return proposal.command
+    if args.print_only or args.json:
+        if not args.quiet:
+            env.stderr.write(f"conch: validation suggests: {fix} (not applied; see --json)\n")
+        return proposal.command
+    env.stderr.write(f"conch: suggested fix:\n  - {proposal.command}\n  + {fix}\n")
+    if args.yes:
+        accept = True
+    elif env.open_terminal() is None:
+        accept = False
+    else:
+        accept = ui.ask(env, "Use the suggested fix? [Y/n] ", "yn", "y") == "y"
+    if accept:
+        state.notes.append(f"validation fix accepted: '{proposal.command}' -> '{fix}'")
+        if state.validation is not None:
+            state.validation["applied_correction"] = True
+        state.command, state.verdict = fix, fix_verdict
+        return fix
+    state.notes.append("validation fix declined")
+    return proposal.command
 
 
 def _fail_if_rejected(verdict: Verdict, show: tuple[Environment, str] | None = None) -> None:
@@ -395,6 +443,7 @@ def _record(state: Run, loaded: LoadedSettings, code: int) -> None:
         decision=verdict.decision.value if verdict else None,
         executed=state.executed,
         duration_ms=int((time.monotonic() - state.started) * 1000),
+        validation=state.validation,
     )
     try:
         History(_state_dir(), loaded.settings.history.max_bytes).append(entry)

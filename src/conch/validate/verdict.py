@@ -114,6 +114,15 @@ def validate(
         return ValidationResult(True, explanation=f"skipped: {why}", checked=names, skipped=True)
     helps = collect_help(names, opts, cache_dir, policy_check)
     static = static_check(command, helps)
+    if opts.model_check == "never" or (opts.model_check == "on_issues" and not static):
+        return ValidationResult(
+            not static,
+            list(static),
+            explanation=f"static checks only (validation.model_check: {opts.model_check})",
+            static_issues=list(static),
+            checked=names,
+            seconds=time.monotonic() - started,
+        )
     docs = render_help(helps, used_options(command), total=_DOC_CAP)
     messages = [
         Message("system", VALIDATOR_PROMPT),
