@@ -22,6 +22,7 @@ _SUMMARIES: tuple[tuple[str, str], ...] = (
     ("scope", "-s/--scope: point the model at paths, globs or a description"),
     ("peek", "--peek: send the start of a file as a data sample"),
     ("safety", "how every command is checked, classified and confirmed"),
+    ("validation", "how a command is checked against this machine's programs"),
     ("check", "conch check: run the safety policy alone, without a model"),
     ("unsafe", "-u/--unsafe: pipes, redirects and chaining, always confirmed"),
     ("explain", "-e/--explain and force_explain: understand before you run"),
