@@ -1,0 +1,475 @@
+"""Accuracy benchmark: every tool on the NL2SH-ALFA test split, judged by running the commands.
+
+    python -m benchmarks.accuracy.run [--tools conch,bare,bare+md,sgpt,llm-cmd] [--limit N]
+        [--tasks 0,5,9] [--all] [--no-judge] [--server URL] [--out benchmarks/results/accuracy]
+
+Without ``--server`` it serves conch's embedded model itself (llama.cpp's OpenAI-compatible
+server on a free 127.0.0.1 port). Writes ``<out>.json`` (every task x tool) and ``<out>.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import httpx
+
+from benchmarks.accuracy import report
+from benchmarks.accuracy.candidate import Candidate, Generator, Task
+from benchmarks.accuracy.compare import Judge, Levels, compare
+from benchmarks.accuracy.fixtures import build_fixtures, copy_tree, load_tasks, remove_tree
+from benchmarks.accuracy.generators import PROVIDER_ERROR
+from benchmarks.accuracy.sandbox import RunResult, bwrap_path, run_in_sandbox
+
+ROOT = Path(__file__).resolve().parents[2]
+WORK = ROOT / "benchmarks" / ".work"
+ENGINE_SERVER = ROOT / "tests" / "e2e" / "engine_server.py"
+DEFAULT_TOOLS = ("conch", "bare", "bare+md", "sgpt", "llm-cmd")
+SERVER_START_SECONDS = 180.0
+EXCERPT = 400
+WRONG_PAIR_STRIDE = 4  # wrong pairs for every 4th clean task: enough to show the false accepts
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+# -- the model server -------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def engine_server(log_path: Path) -> Iterator[tuple[str, str]]:
+    """Serve the embedded model; yields (base URL, model file path)."""
+    from conch.model_files import embedded_model_path
+    from conch.paths import Paths
+
+    model = embedded_model_path(Paths.default().cache_dir)
+    port = free_port()
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log(f"starting the model server on port {port} ({model.name}) ...")
+    with log_path.open("wb") as handle:
+        process = subprocess.Popen(
+            [sys.executable, str(ENGINE_SERVER), "--model", str(model), "--port", str(port)],
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        base = f"http://127.0.0.1:{port}/v1"
+        deadline = time.monotonic() + SERVER_START_SECONDS
+        while True:
+            if process.poll() is not None:
+                raise SystemExit(f"model server exited with {process.returncode}; see {log_path}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{base}/models", timeout=2.0).status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise SystemExit(f"model server not ready after {SERVER_START_SECONDS:.0f} s")
+            time.sleep(0.25)
+        yield base, str(model)
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+
+
+def server_model(base_url: str) -> str:
+    """The model id the server reports."""
+    reply = httpx.get(f"{base_url.rstrip('/')}/models", timeout=10.0)
+    reply.raise_for_status()
+    return str(reply.json()["data"][0]["id"])
+
+
+# -- tools ------------------------------------------------------------------------------------
+
+
+def make_tools(names: list[str], base_url: str, model: str) -> list[Generator]:
+    """The generators asked for; peers whose module or environment is missing are skipped."""
+    from benchmarks.accuracy.generators import BareGenerator, ConchGenerator
+
+    tools: list[Generator] = []
+    for name in names:
+        if name == "conch":
+            tools.append(ConchGenerator(base_url, model))
+        elif name == "bare":
+            tools.append(BareGenerator(base_url, model))
+        elif name == "bare+md":
+            tools.append(BareGenerator(base_url, model, markdown=True))
+        elif name in ("sgpt", "llm-cmd"):
+            peer = _peer(name, base_url, model)
+            if peer is not None:
+                tools.append(peer)
+        else:
+            raise SystemExit(f"unknown tool {name!r}; choose from {', '.join(DEFAULT_TOOLS)}")
+    return tools
+
+
+def _peer(name: str, base_url: str, model: str) -> Generator | None:
+    try:
+        from benchmarks.accuracy import peers
+    except ImportError as exc:
+        log(f"skipping {name}: benchmarks/accuracy/peers.py is not available ({exc})")
+        return None
+    factory: Callable[[str, str], Generator] | None = getattr(
+        peers, "SgptGenerator" if name == "sgpt" else "LlmCmdGenerator", None
+    )
+    if factory is None:
+        log(f"skipping {name}: peers.py has no generator for it")
+        return None
+    try:
+        return factory(base_url, model)
+    except Exception as exc:
+        log(f"skipping {name}: {type(exc).__name__}: {exc}")
+        return None
+
+
+def code_fingerprint() -> str:
+    """A hash of conch's sources and the generators, so a code change starts a fresh cache."""
+    digest = hashlib.sha256()
+    files = sorted((ROOT / "src" / "conch").rglob("*.py"))
+    here = ROOT / "benchmarks" / "accuracy"
+    files += [here / name for name in ("candidate.py", "generators.py", "peers.py")]
+    for path in files:
+        if not path.exists():
+            continue
+        digest.update(path.relative_to(ROOT).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+class CandidateCache:
+    """Candidates per tool and task on disk, so an interrupted run resumes where it stopped."""
+
+    def __init__(self, directory: Path, enabled: bool) -> None:
+        self.directory = directory
+        self.enabled = enabled
+
+    def _path(self, tool: str, task: Task) -> Path:
+        safe = tool.replace("/", "_")
+        return self.directory / safe / f"{task.index}.json"
+
+    def get(self, tool: str, task: Task) -> Candidate | None:
+        path = self._path(tool, task)
+        if not self.enabled or not path.exists():
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("nl") != task.nl:
+            return None
+        fields = {k: data[k] for k in ("command", "raw", "seconds", "error", "refused")}
+        return Candidate(**fields)
+
+    def put(self, tool: str, task: Task, candidate: Candidate) -> None:
+        if candidate.error and candidate.error.startswith(PROVIDER_ERROR):
+            return  # the server failed: ask again when the run resumes
+        path = self._path(tool, task)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = {"nl": task.nl, **asdict(candidate)}
+        path.write_text(json.dumps(data, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+# -- running ----------------------------------------------------------------------------------
+
+
+def excerpt(data: bytes, limit: int = EXCERPT) -> str:
+    text = data.decode("utf-8", errors="replace")
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+class Runner:
+    """Fresh tree copies per run, references computed once per task."""
+
+    def __init__(self, scratch: Path, timeout: float = 10.0) -> None:
+        self.scratch = scratch
+        self.timeout = timeout
+        self.roots = build_fixtures(scratch / "fixtures")
+        self.references: dict[int, dict[str, RunResult]] = {}
+        self._count = 0
+
+    def run(self, task: Task, command: str) -> RunResult:
+        self._count += 1
+        tree = self.scratch / f"run-{self._count}"
+        copy_tree(self.roots[task.fs], tree)
+        try:
+            return run_in_sandbox(tree, command, task.shell, task.env, self.timeout)
+        finally:
+            remove_tree(tree)
+
+    def refs(self, task: Task) -> dict[str, RunResult]:
+        if task.index not in self.references:
+            self.references[task.index] = {
+                "bash": self.run(task, task.bash),
+                "bash2": self.run(task, task.bash2),
+            }
+        return self.references[task.index]
+
+
+def policy_decision(command: str | None) -> tuple[str | None, list[str]]:
+    """conch's safety policy on ``command`` with ``--unsafe`` (what it would still reject)."""
+    if command is None:
+        return None, []
+    from conch.policy import PolicyContext, assess
+
+    try:
+        verdict = assess(command, PolicyContext(unsafe=True))
+    except Exception as exc:
+        return "error", [f"{type(exc).__name__}: {exc}"]
+    return str(verdict.decision), list(verdict.reasons)
+
+
+def row_for(
+    task: Task,
+    tool: str,
+    candidate: Candidate,
+    result: RunResult | None,
+    levels: Levels,
+    refs: dict[str, RunResult],
+) -> dict[str, Any]:
+    decision, reasons = policy_decision(candidate.command)
+    return {
+        "task": task.index,
+        "tool": tool,
+        "fs": task.fs,
+        "difficulty": task.difficulty,
+        "clean": task.clean,
+        "nl": task.nl,
+        "command": candidate.command,
+        "raw": candidate.raw,
+        "error": candidate.error,
+        "refused": candidate.refused,
+        "policy": decision,
+        "policy_reasons": reasons,
+        "seconds": round(candidate.seconds, 3),
+        **levels.to_json(),
+        "exit_code": result.exit_code if result else None,
+        "timed_out": result.timed_out if result else None,
+        "stdout": excerpt(result.stdout) if result else None,
+        "stderr": excerpt(result.stderr) if result else None,
+        "reference_stdout": excerpt(refs["bash"].stdout),
+    }
+
+
+def _mark(row: dict[str, Any]) -> str:
+    return "".join("-" if row[lv] is None else ("✓" if row[lv] else "✗") for lv in report.LEVELS)
+
+
+def select_tasks(args: argparse.Namespace) -> list[Task]:
+    tasks = load_tasks()
+    if args.tasks:
+        wanted = {int(i) for i in args.tasks.split(",") if i.strip()}
+        tasks = [t for t in tasks if t.index in wanted]
+    elif not args.all:
+        tasks = [t for t in tasks if t.clean]
+    if args.limit is not None:
+        tasks = tasks[: args.limit]
+    return tasks
+
+
+def reference_pairs(runner: Runner, tasks: list[Task], judge: Judge | None) -> dict[str, Any]:
+    """How the comparator treats right and wrong answers, using only the references.
+
+    Right pairs: each clean task's second reference judged against its first (both are right,
+    so nearly all should pass). Wrong pairs: the first reference of the next clean task on the
+    same fixture, judged as if it answered this task (almost none should pass), for every
+    WRONG_PAIR_STRIDE-th clean task.
+    """
+    clean = [t for t in tasks if t.clean]
+    right: dict[str, Any] = {"n": 0, "strict": 0, "normalised": 0, "judged": 0 if judge else None}
+    wrong: dict[str, Any] = {"n": 0, "strict": 0, "normalised": 0, "judged": 0 if judge else None}
+    for position, task in enumerate(clean, 1):
+        if position % 25 == 0:
+            log(f"  right pairs {position}/{len(clean)}")
+        refs = runner.refs(task)
+        _count(right, compare(task, {"bash": refs["bash"]}, refs["bash2"], judge, task.bash2))
+    for position, task in enumerate(clean):
+        if position % WRONG_PAIR_STRIDE:
+            continue
+        same_fs = [t for t in clean if t.fs == task.fs and t.index != task.index]
+        if not same_fs:
+            continue
+        later = [t for t in same_fs if t.index > task.index]
+        other = (later or same_fs)[0]
+        refs, theirs = runner.refs(task), runner.refs(other)
+        if theirs["bash"].stdout == refs["bash"].stdout or other.bash in (task.bash, task.bash2):
+            continue
+        _count(wrong, compare(task, refs, theirs["bash"], judge, other.bash))
+    return {**right, "wrong": wrong}
+
+
+def _count(counts: dict[str, Any], levels: Levels) -> None:
+    counts["n"] += 1
+    counts["strict"] += levels.strict
+    counts["normalised"] += levels.normalised
+    if counts["judged"] is not None:
+        counts["judged"] += bool(levels.judged)
+
+
+def evaluate(
+    args: argparse.Namespace, base_url: str, model: str, model_label: str
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
+    from benchmarks.accuracy.generators import make_provider
+
+    tasks = select_tasks(args)
+    if not tasks:
+        raise SystemExit("no tasks selected")
+    tools = make_tools(args.tools, base_url, model)
+    if not tools and not args.sanity:
+        raise SystemExit("no tools to run (and no --sanity check asked for)")
+    names = [t.name for t in tools]
+    fingerprint = code_fingerprint()
+    slug = re.sub(r"[^\w.-]+", "_", Path(model).name)
+    cache = CandidateCache(WORK / "candidates" / f"{slug}-{fingerprint}", not args.fresh)
+    judge = None
+    if args.judge:
+        judge_cache = None if args.fresh else WORK / "judge" / f"{slug}.jsonl"
+        judge = Judge(make_provider(base_url, model), judge_cache)
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="conch-accuracy-") as scratch:
+        runner = Runner(Path(scratch))
+        started = time.monotonic()
+        for i, task in enumerate(tasks, 1):
+            refs = runner.refs(task)
+            marks: list[str] = []
+            for tool in tools:
+                candidate = cache.get(tool.name, task)
+                if candidate is None:
+                    candidate = tool.generate(task)
+                    cache.put(tool.name, task, candidate)
+                result = runner.run(task, candidate.command) if candidate.command else None
+                levels = compare(task, refs, result, judge, candidate.command or "")
+                row = row_for(task, tool.name, candidate, result, levels, refs)
+                rows.append(row)
+                marks.append(f"{tool.name} {_mark(row)}")
+            running = []
+            level = "judged" if judge else "normalised"
+            for name in names:
+                done = [r for r in rows if r["tool"] == name]
+                share = sum(1 for r in done if r[level]) / len(done)
+                running.append(f"{name} {100 * share:.0f}%")
+            log(
+                f"[{i}/{len(tasks)}] #{task.index} d{task.difficulty} "
+                f"{'  '.join(marks)}  | {level}: {', '.join(running)}"
+                f"  ({time.monotonic() - started:.0f} s)"
+            )
+        pairs = None
+        if args.sanity:
+            log("sanity check: the comparator on right and wrong reference pairs ...")
+            pairs = reference_pairs(runner, tasks, judge)
+    meta = {
+        "command": "python -m benchmarks.accuracy.run " + shlex.join(sys.argv[1:]),
+        "model": model_label,
+        "server": base_url,
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "tasks": len(tasks),
+        "clean_tasks": sum(1 for t in tasks if t.clean),
+        "all_tasks": bool(args.all),
+        "judge": (
+            f"{model_label}, temperature 0, through the same server ({judge.calls} calls this run)"
+            if judge
+            else "off (--no-judge)"
+        ),
+        "tools": names,
+        "reference_pairs": pairs,
+        "seconds": round(time.monotonic() - started, 1),
+    }
+    return meta, rows, names
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.accuracy.run", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--tools",
+        default=",".join(DEFAULT_TOOLS),
+        type=lambda s: [t.strip() for t in s.split(",") if t.strip()],
+        help="comma-separated tools (default: %(default)s)",
+    )
+    parser.add_argument("--limit", type=int, default=None, help="only the first N tasks")
+    parser.add_argument("--tasks", default=None, help="comma-separated task indexes")
+    parser.add_argument("--all", action="store_true", help="all 300 tasks, not only the clean")
+    parser.add_argument(
+        "--judge", action=argparse.BooleanOptionalAction, default=True, help="judged level"
+    )
+    parser.add_argument("--server", default=None, help="an OpenAI-compatible base URL (…/v1)")
+    parser.add_argument("--out", default="benchmarks/results/accuracy", help="output path stem")
+    parser.add_argument("--fresh", action="store_true", help="ignore cached candidates")
+    parser.add_argument(
+        "--sanity",
+        action="store_true",
+        help="also check the comparator on right and wrong pairs of reference commands",
+    )
+    return parser.parse_args(argv)
+
+
+def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    # Stop cleanly on SIGTERM and SIGINT, so the model server started here is stopped too.
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    bwrap_path()
+    out = Path(args.out)
+    with contextlib.ExitStack() as stack:
+        if args.server:
+            base_url = args.server.rstrip("/")
+            model_label = server_model(base_url)
+        else:
+            base_url, model_file = stack.enter_context(engine_server(WORK / "engine-server.log"))
+            model_label = f"{Path(model_file).name} (conch's embedded model)"
+        model = server_model(base_url)
+        meta, rows, names = evaluate(args, base_url, model, model_label)
+    clean_rows = [r for r in rows if r["clean"]]
+    meta["paired_clean"] = {
+        other: {level: report.paired(clean_rows, "conch", other, level) for level in report.LEVELS}
+        for other in names
+        if other != "conch" and "conch" in names
+    }
+    meta["summary"] = {
+        name: {
+            "clean": report.summary([r for r in rows if r["tool"] == name and r["clean"]]),
+            "all": report.summary([r for r in rows if r["tool"] == name]),
+        }
+        for name in names
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    json_path = out.with_name(out.name + ".json")
+    md_path = out.with_name(out.name + ".md")
+    json_path.write_text(
+        json.dumps({"meta": meta, "rows": rows}, indent=1, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )
+    md_path.write_text(report.render(meta, rows, names) + "\n", encoding="utf-8")
+    log(f"wrote {json_path} and {md_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

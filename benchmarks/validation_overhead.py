@@ -1,0 +1,117 @@
+"""What validation adds to a request: help collection (cold, warm), static checks, model call.
+
+    python benchmarks/validation_overhead.py [--out benchmarks/results/validation_overhead.json]
+
+Cold = an empty help cache; warm = the same commands again. The model verdict is measured on
+the embedded model (loaded once, as a warm service would hold it) with model_check: always, and
+the added latency under the default model_check: on_issues is reported per command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform as stdlib_platform
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from conch.paths import Paths
+from conch.platform import detect_platform
+from conch.settings import ValidationSettings
+from conch.validate import collect_help, programs, static_check, validate
+
+COMMANDS = [
+    "ls -la",
+    "ls -ljy",
+    "find . -name '*.py' | xargs wc -l",
+    "tar -czf logs.tar.gz logs",
+    "du -sh * | sort -h",
+    "grep -rn TODO src",
+    "sed -i 's/a/b/g' notes.txt",
+    "ps aux --sort=-%mem | head -n 5",
+    "df -h --output=source,avail",
+    "awk -F, '{print $2}' data.csv",
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).parent / "results" / "validation_overhead.json"
+    )
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = Path(tmp)
+        for command in COMMANDS:
+            names = programs(command)
+            start = time.perf_counter()
+            helps = collect_help(names, ValidationSettings(), cache)
+            cold = time.perf_counter() - start
+            start = time.perf_counter()
+            helps = collect_help(names, ValidationSettings(), cache)
+            warm = time.perf_counter() - start
+            start = time.perf_counter()
+            issues = static_check(command, helps)
+            static = time.perf_counter() - start
+            rows.append(
+                {
+                    "command": command,
+                    "programs": names,
+                    "help_cold_ms": round(cold * 1000, 1),
+                    "help_warm_ms": round(warm * 1000, 1),
+                    "static_ms": round(static * 1000, 2),
+                    "static_issues": issues,
+                }
+            )
+        from conch.providers.local import LocalProvider
+        from conch.settings import LocalSettings
+
+        provider = LocalProvider(LocalSettings(), Paths.default().cache_dir)
+        provider.load()
+        context = detect_platform(Paths.default().cache_dir)
+        for row in rows[: args.model_commands]:
+            command = str(row["command"])
+            start = time.perf_counter()
+            always = validate(
+                command, provider, context, {"model_check": "always"}, cache, "benchmark"
+            )
+            row["model_call_s"] = round(time.perf_counter() - start, 2)
+            row["model_valid"] = always.valid
+            row["model_correction"] = always.corrected_command
+            start = time.perf_counter()
+            default = validate(command, provider, context, None, cache, "benchmark")
+            row["default_added_s"] = round(time.perf_counter() - start, 3)
+            row["default_model_called"] = default.model_called
+        provider.close()
+    summary = {
+        "help_cold_median_ms": statistics.median(r["help_cold_ms"] for r in rows),
+        "help_warm_median_ms": statistics.median(r["help_warm_ms"] for r in rows),
+        "static_median_ms": statistics.median(r["static_ms"] for r in rows),
+        "model_call_median_s": statistics.median(
+            r["model_call_s"] for r in rows if "model_call_s" in r
+        ),
+        "default_added_median_s": statistics.median(
+            r["default_added_s"] for r in rows if "default_added_s" in r
+        ),
+        "default_model_calls": sum(1 for r in rows if r.get("default_model_called")),
+        "model_commands": args.model_commands,
+        "commands": len(rows),
+    }
+    report = {
+        "benchmark": "validation_overhead",
+        "command": "python benchmarks/validation_overhead.py",
+        "machine": f"{stdlib_platform.machine()}, {os.cpu_count()} CPUs",
+        "summary": summary,
+        "rows": rows,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(summary, indent=2))
+
+
+if __name__ == "__main__":
+    main()

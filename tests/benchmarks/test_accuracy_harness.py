@@ -1,0 +1,272 @@
+"""The accuracy benchmark's harness: fixtures, sandbox, comparison levels and statistics."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import stat
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from benchmarks.accuracy.candidate import Task
+from benchmarks.accuracy.compare import Judge, compare, normalise
+from benchmarks.accuracy.fixtures import copy_tree, load_tasks, materialise
+from benchmarks.accuracy.generators import looks_like_refusal, strip_markdown
+from benchmarks.accuracy.report import paired, sign_test, wilson
+from benchmarks.accuracy.sandbox import RunResult, run_in_sandbox, tree_state
+
+needs_bwrap = pytest.mark.skipif(
+    shutil.which("bwrap") is None,
+    reason="bubblewrap (bwrap) is not installed; run benchmarks/accuracy/setup.sh",
+)
+
+ENTRIES: list[dict[str, Any]] = [
+    {"path": "/testbed", "type": "dir", "mode": "0o755", "mtime": "build_time"},
+    {"path": "/testbed/empty", "type": "dir", "mode": "0o700", "mtime": 1600000000},
+    {
+        "path": "/testbed/a.txt",
+        "type": "file",
+        "mode": "0o640",
+        "mtime": 1500000000,
+        "text": "hi\n",
+    },
+    {
+        "path": "/testbed/run.sh",
+        "type": "file",
+        "mode": "0o755",
+        "mtime": "build_time",
+        "base64": "ZWNobw==",
+    },
+    {
+        "path": "/testbed/link",
+        "type": "symlink",
+        "mode": "0o777",
+        "mtime": "build_time",
+        "target": "a.txt",
+    },
+    {"path": "/root", "type": "dir", "mode": "0o755", "mtime": "build_time"},
+]
+BUILD_TIME = 1700000000.0
+
+
+def task(command: str = "true", shell: str = "/bin/bash") -> Task:
+    return Task(0, 1, "do it", command, command, 0, shell, {}, True)
+
+
+def fixture_tree(root: Path) -> Path:
+    materialise(ENTRIES, root, BUILD_TIME)
+    return root
+
+
+def test_the_test_split_has_300_tasks_of_which_258_are_clean() -> None:
+    tasks = load_tasks()
+    assert len(tasks) == 300
+    assert sum(t.clean for t in tasks) == 258
+    assert {t.fs for t in tasks} == {1, 2, 3, 4, 5}
+
+
+def test_materialising_a_fixture_sets_modes_mtimes_symlinks_and_empty_dirs(tmp_path: Path) -> None:
+    root = fixture_tree(tmp_path / "tree")
+    a = (root / "testbed" / "a.txt").lstat()
+    assert stat.S_IMODE(a.st_mode) == 0o640
+    assert a.st_mtime == 1500000000
+    assert (root / "testbed" / "run.sh").read_bytes() == b"echo"
+    assert stat.S_IMODE((root / "testbed" / "run.sh").stat().st_mode) == 0o755
+    assert os.readlink(root / "testbed" / "link") == "a.txt"
+    empty = root / "testbed" / "empty"
+    assert empty.is_dir() and not any(empty.iterdir())
+    assert stat.S_IMODE(empty.stat().st_mode) == 0o700
+    assert empty.stat().st_mtime == 1600000000
+    assert (root / "testbed").stat().st_mtime == BUILD_TIME
+
+
+def test_copying_a_tree_keeps_modes_mtimes_and_symlinks(tmp_path: Path) -> None:
+    root = fixture_tree(tmp_path / "tree")
+    copy = tmp_path / "copy"
+    copy_tree(root, copy)
+    for name in ("testbed", "testbed/empty", "testbed/a.txt", "testbed/run.sh"):
+        original, copied = (root / name).lstat(), (copy / name).lstat()
+        assert copied.st_mode == original.st_mode, name
+        assert copied.st_mtime == original.st_mtime, name
+    assert os.readlink(copy / "testbed" / "link") == "a.txt"
+    assert tree_state(copy) == tree_state(root)
+
+
+def test_tree_state_sees_chmod_and_empty_directories(tmp_path: Path) -> None:
+    root = fixture_tree(tmp_path / "tree")
+    before = tree_state(root)
+    (root / "testbed" / "a.txt").chmod(0o600)
+    (root / "new").mkdir()
+    after = tree_state(root)
+    assert after["/testbed/a.txt"][1] == 0o600
+    assert after["/new"] == ("dir", 0o755 & ~_umask(), "", "")
+    assert before != after
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_normalising_strips_colours_trailing_spaces_and_blank_lines_then_sorts() -> None:
+    assert normalise(b"\x1b[01;34mb\x1b[0m  \n\na    c\t d\n") == ["a c d", "b"]
+    assert normalise(b"") == []
+    assert normalise(b"x\r\ny\n") == normalise(b"y\nx")
+
+
+def _result(stdout: bytes, state: dict[str, tuple[str, int, str, str]] | None = None) -> RunResult:
+    return RunResult(stdout, b"", 0, False, state or {"/a": ("file", 0o644, "h", "")})
+
+
+def fake_provider(answer: str) -> tuple[Any, list[int]]:
+    """A provider that always answers ``answer``, and the list its calls are counted in."""
+    from conch.messages import Chunk
+
+    calls: list[int] = []
+
+    def stream(messages: Any, options: Any, tools: Any = None) -> Iterator[Chunk]:
+        calls.append(1)
+        yield Chunk(text=answer)
+
+    return SimpleNamespace(stream=stream, close=lambda: None), calls
+
+
+def test_a_candidate_passes_a_level_when_it_matches_either_reference() -> None:
+    refs = {"bash": _result(b"a\nb\n"), "bash2": _result(b"a  \nb\n\n")}
+    assert compare(task(), refs, _result(b"a  \nb\n\n"), None).strict
+    levels = compare(task(), refs, _result(b"b\na\n"), None)
+    assert (levels.strict, levels.normalised, levels.judged) == (False, True, None)
+
+
+def test_a_different_tree_state_fails_every_level_without_asking_the_judge() -> None:
+    provider, calls = fake_provider("yes")
+    judge = Judge(provider)
+    refs = {"bash": _result(b"x"), "bash2": _result(b"x")}
+    other_state = _result(b"x", {"/a": ("file", 0o600, "h", "")})
+    levels = compare(task(), refs, other_state, judge)
+    assert (levels.strict, levels.normalised, levels.judged) == (False, False, False)
+    assert calls == []
+
+
+def test_the_judge_decides_only_when_the_state_matches_and_outputs_differ() -> None:
+    refs = {"bash": _result(b"total 4\n-rw-r--r-- a\n"), "bash2": _result(b"a\n")}
+    yes, _ = fake_provider("yes")
+    levels = compare(task(), refs, _result(b"a.txt\n"), Judge(yes))
+    assert (levels.strict, levels.normalised, levels.judged) == (False, False, True)
+    no, calls = fake_provider("no")
+    assert compare(task(), refs, _result(b"zzz\n"), Judge(no)).judged is False
+    assert len(calls) == 2
+
+
+def test_judge_answers_are_cached_on_disk(tmp_path: Path) -> None:
+    cache = tmp_path / "judge.jsonl"
+    provider, _ = fake_provider("yes")
+    assert Judge(provider, cache).same("req", ("ls", b"a"), ("ls -1", b"b"))
+    again, calls = fake_provider("no")
+    assert Judge(again, cache).same("req", ("ls", b"a"), ("ls -1", b"b"))
+    assert calls == []
+
+
+def test_markdown_stripping_takes_the_first_fenced_block() -> None:
+    assert strip_markdown("```bash\nls -la\n```") == "ls -la"
+    assert strip_markdown("Here:\n```\nfind . -name x\n```\nDone.") == "find . -name x"
+    assert strip_markdown("  pwd \n") == "pwd"
+    assert strip_markdown("`sort -u a.txt`") == "sort -u a.txt"
+    assert strip_markdown("use `ls` or `ls -a`") == "use `ls` or `ls -a`"
+
+
+def test_refusals_are_recognised() -> None:
+    assert looks_like_refusal("I'm sorry, but I can't help with that.")
+    assert not looks_like_refusal("ls -la")
+
+
+def test_wilson_interval_matches_known_values() -> None:
+    low, high = wilson(5, 10)
+    assert low == pytest.approx(0.2366, abs=1e-4)
+    assert high == pytest.approx(0.7634, abs=1e-4)
+    low, high = wilson(0, 10)
+    assert low == 0.0
+    assert high == pytest.approx(0.2775, abs=1e-4)
+    low, high = wilson(129, 258)
+    assert high - low == pytest.approx(0.12, abs=0.005)
+    assert wilson(0, 0) == (0.0, 1.0)
+
+
+def test_paired_counts_and_the_sign_test() -> None:
+    rows = [
+        {"task": 1, "tool": "conch", "judged": True},
+        {"task": 1, "tool": "bare", "judged": False},
+        {"task": 2, "tool": "conch", "judged": True},
+        {"task": 2, "tool": "bare", "judged": True},
+        {"task": 3, "tool": "conch", "judged": False},
+        {"task": 3, "tool": "bare", "judged": False},
+    ]
+    info = paired(rows, "conch", "bare", "judged")
+    assert (info["both"], info["only_a"], info["only_b"], info["neither"]) == (1, 1, 0, 1)
+    assert sign_test(0, 0) == 1.0
+    assert sign_test(10, 0) == pytest.approx(2 / 1024)
+
+
+@needs_bwrap
+def test_a_sandboxed_touch_changes_the_state_and_ls_does_not(tmp_path: Path) -> None:
+    root = fixture_tree(tmp_path / "tree")
+    copy_tree(root, tmp_path / "one")
+    listed = run_in_sandbox(tmp_path / "one", "ls /testbed", "/bin/bash", {})
+    assert listed.exit_code == 0
+    assert listed.stdout == b"a.txt\nempty\nlink\nrun.sh\n"
+    copy_tree(root, tmp_path / "two")
+    touched = run_in_sandbox(tmp_path / "two", "touch /testbed/x", "/bin/bash", {})
+    assert touched.exit_code == 0
+    assert set(touched.state) - set(listed.state) == {"/testbed/x"}
+    assert listed.state == {k: v for k, v in touched.state.items() if k != "/testbed/x"}
+
+
+@needs_bwrap
+def test_a_sandboxed_command_cannot_see_the_host(tmp_path: Path) -> None:
+    secret = tmp_path / "host-only.txt"
+    secret.write_text("secret\n")
+    root = fixture_tree(tmp_path / "tree")
+    result = run_in_sandbox(root, f"cat {secret}; ls /work; echo $FOO-$HOME", "/bin/bash", {})
+    assert b"secret" not in result.stdout
+    assert result.stdout == b"-/root\n"
+    assert b"No such file" in result.stderr
+
+
+@needs_bwrap
+def test_the_sandbox_has_no_network(tmp_path: Path) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        port = server.getsockname()[1]
+        root = fixture_tree(tmp_path / "tree")
+        result = run_in_sandbox(root, f"echo hi > /dev/tcp/127.0.0.1/{port}", "/bin/bash", {})
+    assert result.exit_code != 0
+
+
+@needs_bwrap
+def test_the_task_environment_is_set_and_busybox_runs_sh_tasks(tmp_path: Path) -> None:
+    root = fixture_tree(tmp_path / "tree")
+    result = run_in_sandbox(root, 'echo "$FILES $TZ $LANG"', "/bin/bash", {"FILES": "/a /b"})
+    assert result.stdout == b"/a /b UTC C.UTF-8\n"
+    busybox = run_in_sandbox(root, "readlink /proc/$$/exe; command -v find", "/bin/sh", {})
+    assert busybox.stdout.splitlines()[0].endswith(b"busybox")
+    assert busybox.stdout.splitlines()[1] == b"/opt/busybox-bin/find"
+
+
+@needs_bwrap
+def test_the_timeout_kills_a_long_command_fast(tmp_path: Path) -> None:
+    root = fixture_tree(tmp_path / "tree")
+    started = time.monotonic()
+    result = run_in_sandbox(root, "sleep 30 & sleep 30", "/bin/bash", {}, timeout=1.0)
+    assert result.timed_out
+    assert time.monotonic() - started < 5
