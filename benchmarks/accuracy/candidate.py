@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -42,3 +43,18 @@ class Generator(Protocol):
     name: str
 
     def generate(self, task: Task) -> Candidate: ...
+
+
+# A reply that opens like this is prose (usually a refusal), not a command. One rule for every
+# tool, so refusals are counted the same way for conch, the bare model and the peers.
+_REFUSAL = re.compile(
+    r"^\s*(?:i'?m sorry|i am sorry|sorry\b|i apologi[sz]e|i can(?:no|')t\b|i cannot\b"
+    r"|i can not|i'?m unable|i am unable|i'm not able|i am not able|i won't|i will not"
+    r"|as an ai\b|unfortunately\b)",
+    re.IGNORECASE,
+)
+
+
+def looks_refused(text: str) -> bool:
+    """True when a reply declines (or answers in prose) instead of giving a command."""
+    return bool(_REFUSAL.match(text.replace("\u2019", "'")))

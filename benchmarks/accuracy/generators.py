@@ -10,6 +10,7 @@ import re
 import time
 
 from benchmarks.accuracy.candidate import Candidate, Task
+from benchmarks.accuracy.candidate import looks_refused as looks_like_refusal
 from conch.errors import ConchError, ModelOutputError
 from conch.messages import GenerationOptions, Message
 from conch.providers.base import Provider, complete
@@ -19,11 +20,6 @@ REQUEST_TIMEOUT = 120.0
 # Marks a failure of the server rather than an answer (not cached, so a resumed run retries).
 PROVIDER_ERROR = "provider error: "
 BARE_SYSTEM_PROMPT = "Translate the request into a bash command. Reply with the command only."
-_REFUSAL = re.compile(
-    r"^\s*(?:i'?m sorry|i am sorry|sorry\b|i can(?:no|')t\b|i cannot\b|i'?m unable|"
-    r"i am unable|as an ai\b|unfortunately\b)",
-    re.I,
-)
 _INLINE = re.compile(r"`([^`\n]+)`")
 _FENCE = re.compile(r"```[ \t]*[\w+-]*[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.S)
 
@@ -31,11 +27,6 @@ _FENCE = re.compile(r"```[ \t]*[\w+-]*[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.S)
 def make_provider(base_url: str, model: str | None) -> OpenAIProvider:
     """conch's own OpenAI-compatible provider pointed at the benchmark's server."""
     return OpenAIProvider(base_url, model, api_key=None, timeout=REQUEST_TIMEOUT, max_retries=2)
-
-
-def looks_like_refusal(reply: str) -> bool:
-    """A reply that declines instead of answering."""
-    return bool(_REFUSAL.match(reply))
 
 
 def conch_candidate(provider: Provider, request: str) -> Candidate:

@@ -24,7 +24,7 @@ import uuid
 import weakref
 from pathlib import Path
 
-from benchmarks.accuracy.candidate import Candidate, Task
+from benchmarks.accuracy.candidate import Candidate, Task, looks_refused
 
 TIMEOUT_SECONDS = 120.0
 # Where setup_peers.sh puts the peers' venv by default.
@@ -32,18 +32,7 @@ DEFAULT_VENV = Path(__file__).resolve().parents[1] / ".work" / "peers-venv"
 DUMMY_KEY = "sk-bench-dummy"
 
 # A reply that opens like this is an answer in prose (usually a refusal), not a command.
-_REFUSAL = re.compile(
-    r"^\s*(i'm sorry|i am sorry|sorry\b|i apologi[sz]e|i cannot|i can't|i can not|i'm unable"
-    r"|i am unable|i'm not able|i am not able|i won't|i will not|as an ai|unfortunately)",
-    re.IGNORECASE,
-)
-# Colour codes a terminal printer may add around the text; never part of the command itself.
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
-
-
-def looks_refused(text: str) -> bool:
-    """Whether a reply is prose declining (or explaining) rather than a command."""
-    return bool(_REFUSAL.match(text.replace("\u2019", "'")))
 
 
 class _Peer:
