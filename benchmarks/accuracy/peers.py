@@ -31,7 +31,7 @@ TIMEOUT_SECONDS = 120.0
 DEFAULT_VENV = Path(__file__).resolve().parents[1] / ".work" / "peers-venv"
 DUMMY_KEY = "sk-bench-dummy"
 
-# A reply that opens like this is an answer in prose (usually a refusal), not a command.
+# Colour codes a terminal printer may add around the text; never part of the command itself.
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 
