@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
+import functools
 import hashlib
 import json
 import re
@@ -148,12 +149,24 @@ def _peer(name: str, base_url: str, model: str) -> Generator | None:
         return None
 
 
-def code_fingerprint() -> str:
-    """A hash of conch's sources and the generators, so a code change starts a fresh cache."""
+# What each tool's answers depend on besides the model: a change to any of these files starts
+# that tool's cache afresh, and leaves the other tools' cached answers alone.
+_TOOL_SOURCES = {
+    "conch": ("src/conch", "benchmarks/accuracy/generators.py"),
+    "bare": ("benchmarks/accuracy/generators.py",),
+    "bare+md": ("benchmarks/accuracy/generators.py",),
+}
+_PEER_SOURCES = ("benchmarks/accuracy/peers.py",)
+
+
+@functools.cache
+def code_fingerprint(tool: str) -> str:
+    """A hash of the sources ``tool``'s answers depend on, so a code change starts afresh."""
     digest = hashlib.sha256()
-    files = sorted((ROOT / "src" / "conch").rglob("*.py"))
-    here = ROOT / "benchmarks" / "accuracy"
-    files += [here / name for name in ("candidate.py", "generators.py", "peers.py")]
+    files: list[Path] = [ROOT / "benchmarks" / "accuracy" / "candidate.py"]
+    for source in _TOOL_SOURCES.get(tool, _PEER_SOURCES):
+        path = ROOT / source
+        files += sorted(path.rglob("*.py")) if path.is_dir() else [path]
     for path in files:
         if not path.exists():
             continue
@@ -171,7 +184,7 @@ class CandidateCache:
 
     def _path(self, tool: str, task: Task) -> Path:
         safe = tool.replace("/", "_")
-        return self.directory / safe / f"{task.index}.json"
+        return self.directory / f"{safe}-{code_fingerprint(tool)}" / f"{task.index}.json"
 
     def get(self, tool: str, task: Task) -> Candidate | None:
         path = self._path(tool, task)
@@ -340,9 +353,8 @@ def evaluate(
     if not tools and not args.sanity:
         raise SystemExit("no tools to run (and no --sanity check asked for)")
     names = [t.name for t in tools]
-    fingerprint = code_fingerprint()
     slug = re.sub(r"[^\w.-]+", "_", Path(model).name)
-    cache = CandidateCache(WORK / "candidates" / f"{slug}-{fingerprint}", not args.fresh)
+    cache = CandidateCache(WORK / "candidates" / slug, not args.fresh)
     judge = None
     if args.judge:
         judge_cache = None if args.fresh else WORK / "judge" / f"{slug}.jsonl"
