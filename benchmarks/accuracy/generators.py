@@ -1,19 +1,19 @@
-"""The tools under test that live in this repository: conch itself and the bare model.
+"""The bare-model baselines, and what every tool in this repository shares.
 
-Every tool talks to the same OpenAI-compatible server at temperature 0.
+Every tool talks to the same OpenAI-compatible server at temperature 0. conch itself is in
+``conch_tool.py``.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import time
 
 from benchmarks.accuracy.candidate import Candidate, Task
 from benchmarks.accuracy.candidate import looks_refused as looks_like_refusal
-from conch.errors import ConchError, ModelOutputError
+from conch.errors import ConchError
 from conch.messages import GenerationOptions, Message
-from conch.providers.base import Provider, complete
+from conch.providers.base import complete
 from conch.providers.openai import OpenAIProvider
 
 REQUEST_TIMEOUT = 120.0
@@ -27,57 +27,6 @@ _FENCE = re.compile(r"```[ \t]*[\w+-]*[ \t]*\n(.*?)(?:\n[ \t]*```|\Z)", re.S)
 def make_provider(base_url: str, model: str | None) -> OpenAIProvider:
     """conch's own OpenAI-compatible provider pointed at the benchmark's server."""
     return OpenAIProvider(base_url, model, api_key=None, timeout=REQUEST_TIMEOUT, max_retries=2)
-
-
-def conch_candidate(provider: Provider, request: str) -> Candidate:
-    """conch's answer to ``request``, as ``conch --print --unsafe REQUEST`` would produce it.
-
-    This is the one place the benchmark enters conch: ``conch.propose.propose``, the same call
-    the CLI makes, with the default settings (few-shot examples, validation with
-    ``model_check: on_issues``, no auto_fix), this machine's platform, temperature 0.
-    """
-    from conch.context import RequestContext
-    from conch.paths import Paths
-    from conch.platform import detect_platform
-    from conch.policy import PolicyContext
-    from conch.propose import propose
-    from conch.settings import Settings
-
-    settings = Settings()
-    cache = Paths.default().cache_dir
-    started = time.monotonic()
-    try:
-        proposal = propose(
-            provider,
-            settings.default_prompt,
-            detect_platform(cache, dict(os.environ)),
-            RequestContext(request=request),
-            settings,
-            PolicyContext(unsafe=True),
-            cache,
-        )
-    except ModelOutputError as exc:
-        seconds = time.monotonic() - started
-        message = str(exc)
-        return Candidate(None, "", seconds, error=message, refused="prose" in message)
-    except ConchError as exc:
-        return Candidate(None, "", time.monotonic() - started, error=f"{PROVIDER_ERROR}{exc}")
-    seconds = time.monotonic() - started
-    if looks_like_refusal(proposal.command):
-        return Candidate(None, proposal.generated.reply, seconds, refused=True)
-    return Candidate(proposal.command, proposal.generated.reply, seconds)
-
-
-class ConchGenerator:
-    """conch's one-shot pipeline, in-process."""
-
-    name = "conch"
-
-    def __init__(self, base_url: str, model: str | None) -> None:
-        self.provider = make_provider(base_url, model)
-
-    def generate(self, task: Task) -> Candidate:
-        return conch_candidate(self.provider, task.nl)
 
 
 def strip_markdown(reply: str) -> str:

@@ -111,7 +111,8 @@ def server_model(base_url: str) -> str:
 
 def make_tools(names: list[str], base_url: str, model: str) -> list[Generator]:
     """The generators asked for; peers whose module or environment is missing are skipped."""
-    from benchmarks.accuracy.generators import BareGenerator, ConchGenerator
+    from benchmarks.accuracy.conch_tool import ConchGenerator
+    from benchmarks.accuracy.generators import BareGenerator
 
     tools: list[Generator] = []
     for name in names:
@@ -152,7 +153,12 @@ def _peer(name: str, base_url: str, model: str) -> Generator | None:
 # What each tool's answers depend on besides the model: a change to any of these files starts
 # that tool's cache afresh, and leaves the other tools' cached answers alone.
 _TOOL_SOURCES = {
-    "conch": ("src/conch", "benchmarks/accuracy/generators.py"),
+    "conch": (
+        "src/conch",
+        "benchmarks/accuracy/conch_tool.py",
+        "benchmarks/accuracy/generators.py",
+        "benchmarks/accuracy/sandbox.py",
+    ),
     "bare": ("benchmarks/accuracy/generators.py",),
     "bare+md": ("benchmarks/accuracy/generators.py",),
 }
@@ -362,6 +368,9 @@ def evaluate(
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="conch-accuracy-") as scratch:
         runner = Runner(Path(scratch))
+        for tool in tools:
+            if isinstance(getattr(tool, "roots", None), dict):
+                tool.roots.update(runner.roots)  # type: ignore[attr-defined]
         started = time.monotonic()
         for i, task in enumerate(tasks, 1):
             refs = runner.refs(task)

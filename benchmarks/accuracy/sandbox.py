@@ -81,11 +81,16 @@ def mount_points(busybox: bool) -> list[str]:
     return points
 
 
-def bwrap_argv(tree: Path, command: str, shell: str, env: dict[str, str]) -> list[str]:
-    """The full bubblewrap command line for one run."""
+def bwrap_argv(
+    tree: Path, command: str, shell: str, env: dict[str, str], read_only: bool = False
+) -> list[str]:
+    """The full bubblewrap command line for one run (``read_only``: the tree cannot change)."""
     busybox = is_busybox_shell(shell)
     path = f"{BUSYBOX_DIR}:{DEFAULT_PATH}" if busybox else DEFAULT_PATH
-    argv = [bwrap_path(), "--bind", str(tree), "/"]
+    if read_only:  # bubblewrap cannot create mount points in a read-only tree
+        for point in [*RO_DIRS, *KERNEL_DIRS, *([BUSYBOX_DIR] if busybox else [])]:
+            (tree / point.lstrip("/")).mkdir(parents=True, exist_ok=True)
+    argv = [bwrap_path(), "--ro-bind" if read_only else "--bind", str(tree), "/"]
     for directory in RO_DIRS:
         argv += ["--ro-bind", directory, directory]
     for top in TOP_LINKS:
@@ -121,10 +126,16 @@ def _ensure_link(tree: Path, top: str, target: str) -> None:
 
 
 def run_in_sandbox(
-    tree: Path, command: str, shell: str, env: dict[str, str], timeout: float = 10.0
+    tree: Path,
+    command: str,
+    shell: str,
+    env: dict[str, str],
+    timeout: float = 10.0,
+    read_only: bool = False,
 ) -> RunResult:
-    """Run ``command`` with ``shell -c`` in ``tree`` (a fresh copy); the tree is changed."""
-    argv = bwrap_argv(tree, command, shell, env)
+    """Run ``command`` with ``shell -c`` in ``tree`` (a fresh copy); the tree is changed
+    unless ``read_only``."""
+    argv = bwrap_argv(tree, command, shell, env, read_only)
     process = subprocess.Popen(
         argv,
         stdin=subprocess.DEVNULL,

@@ -23,6 +23,11 @@ EXPLAINER_PROMPT = (
     "headings."
 )
 
+REPAIR_PROMPT = (
+    "That command failed when tried on this machine:\n{error}\n"
+    "Reply with a corrected command for the same request, on one line, nothing else."
+)
+
 ANALYZER_PROMPT = (
     "You are a debugging assistant for the conch CLI, which turns a natural-language request "
     "into one shell command, checks it with a safety policy and runs it after confirmation. "
@@ -49,17 +54,31 @@ def generate(
     temperature: float = 0.0,
     on_chunk: Callable[[Chunk], None] | None = None,
     few_shot: int = 0,
+    seed: int | None = None,
+    max_tokens: int = 256,
+    failed: tuple[str, str] | None = None,
 ) -> Generated:
     """Ask the model for one command and extract it from the reply.
 
     ``few_shot`` worked examples nearest to the request are shown first; with a tool
-    whitelist, only examples that use allowed tools.
+    whitelist, only examples that use allowed tools. ``failed`` is a ``(command, error)``
+    pair from an earlier attempt: the model is shown it and asked for a corrected command.
     """
     messages = build_messages(
         prompt, platform_description, ctx, select_examples(prompt, ctx.request, few_shot)
     )
+    if failed is not None:
+        command, error = failed
+        messages += [
+            Message("assistant", command),
+            Message("user", REPAIR_PROMPT.format(error=error)),
+        ]
     options = GenerationOptions(
-        temperature=temperature, max_tokens=256, stop=("\n\n",), grammar=ONE_LINE_GRAMMAR
+        temperature=temperature,
+        max_tokens=max_tokens,
+        stop=("\n\n",),
+        grammar=ONE_LINE_GRAMMAR,
+        seed=seed,
     )
     started = time.monotonic()
     response = complete(provider, messages, options, on_chunk=on_chunk)

@@ -41,6 +41,7 @@ class HistoryEntry:
     executed: bool = False
     duration_ms: int | None = None
     validation: dict[str, Any] | None = None
+    candidates: list[dict[str, Any]] | None = None
 
     @staticmethod
     def now() -> str:

@@ -11,7 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conch.candidates import Trial, choose, is_doubtful
 from conch.context import RequestContext
+from conch.dryrun import DryRunner
+from conch.errors import ConchError, ModelOutputError
 from conch.generate import Generated, generate
 from conch.messages import Chunk
 from conch.platform import PlatformContext
@@ -19,6 +22,9 @@ from conch.policy import Decision, PolicyContext, Verdict, assess
 from conch.providers.base import Provider
 from conch.settings import PromptConfig, Settings
 from conch.validate import ValidationResult, recheck, validate
+
+# A sampled candidate that runs longer than this is rambling, not a better command.
+SAMPLE_MAX_TOKENS = 160
 
 
 @dataclass(slots=True)
@@ -38,6 +44,11 @@ class Proposal:
     correction_verdict: Verdict | None = None
     corrected: bool = False
     notes: list[str] = field(default_factory=list)
+    trials: list[Trial] = field(default_factory=list)
+
+    def trials_json(self) -> list[dict[str, Any]]:
+        """The candidates that were considered, for ``--json`` and history."""
+        return [t.to_json() for t in self.trials]
 
     def validation_json(self) -> dict[str, Any] | None:
         """The validation result for ``--json`` and history, or None when none ran."""
@@ -58,19 +69,76 @@ def propose(
     cache_dir: Path | None = None,
     on_chunk: Callable[[Chunk], None] | None = None,
     on_stage: Callable[[str], None] | None = None,
+    dry_runner: DryRunner | None = None,
 ) -> Proposal:
-    """Generate a command for ``ctx.request`` and check it every way conch knows."""
-    generated = generate(
-        provider,
-        prompt,
-        platform.describe(),
-        ctx,
-        settings.ai.temperature,
-        on_chunk,
-        few_shot=settings.generation.few_shot,
-    )
-    command = generated.command
-    proposal = Proposal(command, assess(command, policy_context), generated)
+    """Generate a command for ``ctx.request`` and check it every way conch knows.
+
+    With a ``dry_runner`` (and ``generation.dry_run``), the greedy answer is dry-run; when
+    that gives reason for doubt (or ``generation.sample_when: always``), more candidates are
+    sampled and dry-run, and ``conch.candidates.choose`` picks one by outcome and vote. If the
+    chosen one still fails, the model is shown the error once and asked for a repair.
+    """
+    gen = settings.generation
+    describe = platform.describe()
+
+    def ask(
+        temperature: float,
+        seed: int | None = None,
+        failed: tuple[str, str] | None = None,
+        stream: Callable[[Chunk], None] | None = None,
+        max_tokens: int = 256,
+    ) -> Generated:
+        return generate(
+            provider,
+            prompt,
+            describe,
+            ctx,
+            temperature,
+            stream,
+            few_shot=gen.few_shot,
+            seed=seed,
+            max_tokens=max_tokens,
+            failed=failed,
+        )
+
+    generated = ask(settings.ai.temperature, stream=on_chunk)
+    runner = dry_runner if gen.dry_run else None
+    trials = [_trial(generated.command, "greedy", policy_context, runner)]
+    replies = {generated.command: generated}
+    notes: list[str] = []
+    sampling = gen.sample_when == "always" or is_doubtful(trials[0])
+    if runner is not None and gen.candidates > 1 and sampling:
+        if on_stage is not None:
+            on_stage("trying alternatives")
+        for seed in range(1, gen.candidates):
+            try:
+                sample = ask(gen.sample_temperature, seed=seed, max_tokens=SAMPLE_MAX_TOKENS)
+            except ModelOutputError:
+                continue
+            except ConchError as exc:  # the first answer stands; say why there is no other
+                notes.append(f"no further candidates: {exc}")
+                break
+            replies.setdefault(sample.command, sample)
+            trials.append(_trial(sample.command, "sample", policy_context, runner, trials))
+    chosen = trials[choose(trials)]
+    if runner is not None and gen.repair and chosen.dry_run is not None and chosen.dry_run.failed:
+        if on_stage is not None:
+            on_stage("repairing")
+        error = chosen.dry_run.error_excerpt()
+        try:
+            fixed = ask(settings.ai.temperature, failed=(chosen.command, error))
+        except ModelOutputError:
+            fixed = None
+        except ConchError as exc:
+            notes.append(f"no repair: {exc}")
+            fixed = None
+        if fixed is not None and fixed.command not in replies:
+            replies[fixed.command] = fixed
+            trials.append(_trial(fixed.command, "repair", policy_context, runner))
+            chosen = trials[choose(trials)]
+    generated = replies[chosen.command]
+    command = chosen.command
+    proposal = Proposal(command, chosen.verdict, generated, notes=notes, trials=trials)
     if not settings.validation.enabled or proposal.verdict.decision is Decision.REJECT:
         return proposal
     if on_stage is not None:
@@ -95,3 +163,22 @@ def propose(
     else:
         proposal.correction, proposal.correction_verdict = fix, fix_verdict
     return proposal
+
+
+def _trial(
+    command: str,
+    source: str,
+    policy_context: PolicyContext,
+    runner: DryRunner | None,
+    earlier: list[Trial] | None = None,
+) -> Trial:
+    """A candidate with the policy's verdict and, unless the policy rejects it, its dry run
+    (reused from an identical earlier candidate)."""
+    for previous in earlier or []:
+        if previous.command == command:
+            return Trial(command, previous.verdict, previous.dry_run, source)
+    verdict = assess(command, policy_context)
+    run = None
+    if runner is not None and verdict.decision is not Decision.REJECT:
+        run = runner(command)
+    return Trial(command, verdict, run, source)

@@ -93,6 +93,12 @@ class GenerationSettings(_Model):
     """How commands are generated (each knob measured on the accuracy benchmark)."""
 
     few_shot: int = Field(default=4, ge=0, le=16)
+    dry_run: bool = True
+    dry_run_timeout_s: float = Field(default=2.0, gt=0, le=30)
+    candidates: int = Field(default=4, ge=1, le=8)
+    sample_temperature: float = Field(default=0.8, ge=0.0, le=2.0)
+    sample_when: Literal["always", "on_doubt"] = "on_doubt"
+    repair: bool = True
 
 
 DEFAULT_SKIP_COMMANDS = ("cd", "pwd", "echo", "true", "false")

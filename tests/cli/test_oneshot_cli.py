@@ -16,9 +16,12 @@ from conch.paths import Paths
 Conch = Callable[..., CliResult]
 
 
-def scripted(home: Path, *replies: str, extra: str = "") -> Path:
+def scripted(home: Path, *replies: str, extra: str = "", dry_run: bool = False) -> Path:
+    """A config whose model replies from ``replies``; dry runs off unless asked for, so each
+    reply is used where the test expects it (a dry run may ask for more candidates)."""
     script = "".join(f"    - {json.dumps(r)}\n" for r in replies)
-    return write_config(home, f"ai:\n  provider: scripted\n  script:\n{script}{extra}")
+    generation = "" if dry_run else "generation:\n  dry_run: false\n"
+    return write_config(home, f"{generation}ai:\n  provider: scripted\n  script:\n{script}{extra}")
 
 
 def last_entry() -> dict[str, object]:
@@ -373,3 +376,33 @@ def test_no_history_flag_writes_nothing(conch: Conch, isolated_dirs: Path) -> No
     scripted(isolated_dirs, "ls")
     conch("--print", "--no-history", "list")
     assert History(Paths.default().state_dir).latest() is None
+
+
+def test_a_failing_command_is_replaced_by_a_candidate_that_works_here(
+    conch: Conch, isolated_dirs: Path, tmp_path: Path
+) -> None:
+    from conch.dryrun import bwrap_available
+
+    if bwrap_available() is None:
+        pytest.skip("bubblewrap is not usable")
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    (work / "sizes.txt").write_text("2M\n1K\n", encoding="utf-8")
+    scripted(
+        isolated_dirs,
+        "sort -h -n sizes.txt",
+        "sort -h sizes.txt",
+        extra="generation:\n  candidates: 2\n",
+        dry_run=True,
+    )
+    result = conch("--json", "sort sizes.txt by size", cwd=work)
+    data = json.loads(result.out)
+    assert data["command"] == "sort -h sizes.txt"
+    outcomes = [(c["command"], c["source"], c["outcome"]) for c in data["candidates"]]
+    assert outcomes == [
+        ("sort -h -n sizes.txt", "greedy", "failed"),
+        ("sort -h sizes.txt", "sample", "ok"),
+    ]
+    assert "incompatible" in data["candidates"][0]["error"]
+    assert last_entry()["candidates"] == data["candidates"]
+    assert (work / "sizes.txt").read_text(encoding="utf-8") == "2M\n1K\n"

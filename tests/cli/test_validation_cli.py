@@ -25,7 +25,9 @@ FIX = json.dumps(
 
 def scripted(home: Path, *replies: str, validation: str = "") -> None:
     script = "".join(f"    - {json.dumps(r)}\n" for r in replies)
-    write_config(home, f"ai:\n  provider: scripted\n  script:\n{script}{validation}")
+    # Dry runs off: these replies are scripted for validation's model call.
+    generation = "generation:\n  dry_run: false\n"
+    write_config(home, f"{generation}ai:\n  provider: scripted\n  script:\n{script}{validation}")
 
 
 def test_json_carries_the_validation_result_and_keeps_the_original(

@@ -65,6 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--provider", metavar="NAME", help="override ai.provider")
     p.add_argument("--model", metavar="NAME", help="override ai.model")
+    p.add_argument(
+        "--no-dry-run",
+        action="store_true",
+        help="do not try candidate commands in the read-only sandbox",
+    )
     p.add_argument("--no-history", action="store_true", help="write no history entry")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")

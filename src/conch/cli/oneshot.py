@@ -46,6 +46,7 @@ class Run:
     request: str | None = None
     validation: dict[str, Any] | None = None
     validation_details: bool = True
+    candidates: list[dict[str, Any]] = field(default_factory=list)
 
 
 def run(args: argparse.Namespace, env: Environment) -> int:
@@ -178,6 +179,16 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
     platform = detect_platform(Paths.default().cache_dir, env.environ)
     progress = ui.Progress(env, enabled=not args.quiet)
     provider = _provider(state, loaded, progress)
+    dry_runner = None
+    if settings.generation.dry_run and not args.no_dry_run:
+        from conch.dryrun import SandboxDryRunner
+
+        dry_runner = SandboxDryRunner(
+            env.cwd, platform.shell, env.environ, settings.generation.dry_run_timeout_s
+        )
+        if not dry_runner.available:
+            dry_runner = None
+            state.notes.append("dry runs skipped: bubblewrap is not installed or not usable")
     try:
         progress.start("generating")
         try:
@@ -191,10 +202,12 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
                 Paths.default().cache_dir,
                 progress.on_chunk,
                 progress.start,
+                dry_runner,
             )
         finally:
             progress.clear()
         state.validation = proposal.validation_json()
+        state.candidates = proposal.trials_json()
         state.notes.extend(proposal.notes)
         command = _offer_correction(state, proposal)
         verdict = state.verdict
@@ -212,7 +225,12 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
             finally:
                 progress.clear()
         if args.json:
-            out = {"command": command, **verdict.to_json(), "validation": state.validation}
+            out = {
+                "command": command,
+                **verdict.to_json(),
+                "validation": state.validation,
+                "candidates": state.candidates,
+            }
             if explanation is not None:
                 out["explanation"] = explanation
             env.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
@@ -444,6 +462,7 @@ def _record(state: Run, loaded: LoadedSettings, code: int) -> None:
         executed=state.executed,
         duration_ms=int((time.monotonic() - state.started) * 1000),
         validation=state.validation,
+        candidates=state.candidates or None,
     )
     try:
         History(_state_dir(), loaded.settings.history.max_bytes).append(entry)

@@ -1,0 +1,91 @@
+"""conch as a tool under test: ``conch.propose.propose``, as ``conch --print --unsafe`` runs it.
+
+The benchmark stands in for the user's machine with the task's file tree: conch's dry runs of
+candidate commands happen in that tree bound read-only as ``/`` (with the host's ``/usr`` and
+``/etc``, as the judged runs see them), where the CLI would use the real filesystem bound
+read-only. conch never sees the reference commands or their output.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from benchmarks.accuracy.candidate import Candidate, Task
+from benchmarks.accuracy.candidate import looks_refused as looks_like_refusal
+from benchmarks.accuracy.generators import PROVIDER_ERROR, make_provider
+from benchmarks.accuracy.sandbox import bwrap_argv
+from conch.dryrun import DEFAULT_TIMEOUT_S, DryRun, DryRunner, run_capped
+from conch.errors import ConchError, ModelOutputError
+from conch.providers.base import Provider
+
+
+class FixtureDryRunner:
+    """conch's dry runs for one task: its fixture tree, read-only, as ``/``."""
+
+    def __init__(self, root: Path, task: Task, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        self.root = root
+        self.task = task
+        self.timeout = timeout
+
+    def __call__(self, command: str) -> DryRun | None:
+        argv = bwrap_argv(self.root, command, self.task.shell, self.task.env, read_only=True)
+        return run_capped(argv, command, {"PATH": os.environ.get("PATH", "")}, self.timeout)
+
+
+def conch_candidate(
+    provider: Provider, request: str, dry_runner: DryRunner | None = None
+) -> Candidate:
+    """conch's answer to ``request``, as ``conch --print --unsafe REQUEST`` would produce it.
+
+    This is the one place the benchmark enters conch: ``conch.propose.propose``, the same call
+    the CLI makes, with the default settings, this machine's platform description, and dry
+    runs in ``dry_runner`` (the task's tree).
+    """
+    from conch.context import RequestContext
+    from conch.paths import Paths
+    from conch.platform import detect_platform
+    from conch.policy import PolicyContext
+    from conch.propose import propose
+    from conch.settings import Settings
+
+    settings = Settings()
+    cache = Paths.default().cache_dir
+    started = time.monotonic()
+    try:
+        proposal = propose(
+            provider,
+            settings.default_prompt,
+            detect_platform(cache, dict(os.environ)),
+            RequestContext(request=request),
+            settings,
+            PolicyContext(unsafe=True),
+            cache,
+            dry_runner=dry_runner,
+        )
+    except ModelOutputError as exc:
+        seconds = time.monotonic() - started
+        message = str(exc)
+        return Candidate(None, "", seconds, error=message, refused="prose" in message)
+    except ConchError as exc:
+        return Candidate(None, "", time.monotonic() - started, error=f"{PROVIDER_ERROR}{exc}")
+    seconds = time.monotonic() - started
+    if looks_like_refusal(proposal.command):
+        return Candidate(None, proposal.generated.reply, seconds, refused=True)
+    return Candidate(proposal.command, proposal.generated.reply, seconds)
+
+
+class ConchGenerator:
+    """conch's one-shot pipeline, in-process; dry runs in the task's tree when it is known."""
+
+    name = "conch"
+
+    def __init__(self, base_url: str, model: str | None) -> None:
+        self.provider = make_provider(base_url, model)
+        self.roots: dict[int, Path] = {}
+
+    def generate(self, task: Task) -> Candidate:
+        root = self.roots.get(task.fs)
+        runner = FixtureDryRunner(root, task) if root is not None else None
+        return conch_candidate(self.provider, task.nl, runner)

@@ -1,0 +1,89 @@
+"""Choosing among candidate commands by what their dry runs did.
+
+Each candidate is dry-run (see ``conch.dryrun``) and sorted into an outcome: it printed
+something (``ok``), it tried to change files (``wrote``, which a read-only dry run cannot
+judge), it printed nothing, it complained on stderr (``warned``), or it failed (an error exit
+with a message, or a timeout). The best outcome class wins; within it, candidates vote with
+what they printed (whitespace- and order-insensitive), so the command that most samples agree
+on is chosen, and on a tie the earliest (the greedy answer comes first).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from conch.dryrun import DryRun
+from conch.policy import Decision, Verdict
+
+_SPACES = re.compile(r"[ \t]+")
+
+
+# Outcome classes and their rank (lower is better). A write attempt ranks with printing: a
+# read-only dry run cannot judge it. "untried": no dry run (unavailable, or policy-rejected).
+RANK = {"ok": 0, "wrote": 0, "untried": 0, "empty": 1, "warned": 1, "failed": 2}
+
+
+@dataclass(slots=True)
+class Trial:
+    """One candidate command, the policy's verdict on it and its dry run (if any)."""
+
+    command: str
+    verdict: Verdict
+    dry_run: DryRun | None = None
+    source: str = "greedy"  # greedy | sample | repair
+
+    @property
+    def outcome(self) -> str:
+        run = self.dry_run
+        if run is None:
+            return "untried"
+        if run.failed:
+            return "failed"
+        if run.wrote:
+            return "wrote"
+        if run.warned:
+            return "warned"
+        return "ok" if run.stdout.strip() else "empty"
+
+    def signature(self) -> tuple[str, ...]:
+        """What the command did, for voting: its output lines normalised and sorted, or the
+        command itself when the output says nothing (a write attempt, no dry run)."""
+        run = self.dry_run
+        if run is None or run.wrote:
+            return ("command", " ".join(self.command.split()))
+        text = run.stdout.decode("utf-8", errors="replace")
+        lines = (_SPACES.sub(" ", line).strip() for line in text.splitlines())
+        return ("output", *sorted(line for line in lines if line))
+
+    def to_json(self) -> dict[str, object]:
+        data: dict[str, object] = {
+            "command": self.command,
+            "source": self.source,
+            "decision": str(self.verdict.decision),
+            "outcome": self.outcome,
+        }
+        if self.dry_run is not None:
+            data["exit_code"] = self.dry_run.exit_code
+            if self.dry_run.failed or self.dry_run.warned:
+                data["error"] = self.dry_run.error_excerpt()
+        return data
+
+
+def is_doubtful(trial: Trial) -> bool:
+    """Whether a candidate's dry run gives reason to look for alternatives."""
+    return trial.dry_run is not None and trial.outcome not in ("ok", "wrote")
+
+
+def choose(trials: list[Trial]) -> int:
+    """The index of the trial to propose (the first one when nothing is better)."""
+    eligible = [i for i, t in enumerate(trials) if t.verdict.decision is not Decision.REJECT]
+    if not eligible:
+        return 0
+    best = min(RANK[trials[i].outcome] for i in eligible)
+    pool = [i for i in eligible if RANK[trials[i].outcome] == best]
+    votes: dict[tuple[str, ...], list[int]] = {}
+    for i in pool:
+        votes.setdefault(trials[i].signature(), []).append(i)
+    winner = max(votes.values(), key=lambda group: (len(group), -group[0]))
+    return winner[0]

@@ -1,0 +1,191 @@
+"""Choosing among candidates by their dry runs, and propose()'s sampling and repair flow."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conch.candidates import Trial, choose, is_doubtful
+from conch.context import RequestContext
+from conch.dryrun import DryRun
+from conch.messages import GenerationOptions, Message
+from conch.platform import PlatformContext
+from conch.policy import PolicyContext, assess
+from conch.propose import propose
+from conch.providers.scripted import ScriptedProvider
+from conch.settings import Settings
+
+PLATFORM = PlatformContext(
+    os_name="Linux",
+    os_version="6.1",
+    distro="Debian GNU/Linux 12",
+    arch="x86_64",
+    shell="/bin/bash",
+    shell_name="bash",
+    shell_version="5.2",
+    userland="GNU",
+)
+UNSAFE = PolicyContext(unsafe=True)
+
+
+def trial(command: str, exit_code: int = 0, out: str = "", err: str = "") -> Trial:
+    return Trial(command, assess(command, UNSAFE), DryRun(command, exit_code, out.encode(), err))
+
+
+def test_a_working_candidate_beats_a_failing_greedy_one() -> None:
+    trials = [
+        trial("sort -h -n f", 2, err="sort: options '-hn' are incompatible"),
+        trial("sort -h f", 0, out="1K\n2M\n"),
+    ]
+    assert choose(trials) == 1
+
+
+def test_the_output_most_candidates_agree_on_wins() -> None:
+    trials = [
+        trial("ls -t | head -1", 0, out="a\n"),
+        trial("ls -t | head -n 1", 0, out="b\n"),
+        trial("ls -t  |  head -n1", 0, out="b\n"),
+    ]
+    assert choose(trials) == 1
+
+
+def test_order_and_spacing_of_output_do_not_split_a_vote() -> None:
+    trials = [
+        trial("wc -l a b", 0, out=" 1 a\n 2 b\n"),
+        trial("wc -l b a", 0, out="2 b\n1 a\n"),
+        trial("cat a b | wc -l", 0, out="3\n"),
+    ]
+    assert choose(trials) == 0
+
+
+def test_on_a_tie_the_greedy_answer_stays() -> None:
+    trials = [trial("ls", 0, out="x\n"), trial("ls -a", 0, out=".\nx\n")]
+    assert choose(trials) == 0
+
+
+def test_printing_something_beats_printing_nothing_or_warning() -> None:
+    trials = [
+        trial("find . -name '*.PY'"),
+        trial("find / -name x", 0, out="/x\n", err="find: '/root': Permission denied"),
+        trial("find . -name '*.py'", 0, out="./a.py\n"),
+    ]
+    assert choose(trials) == 2
+    assert is_doubtful(trials[0]) and is_doubtful(trials[1]) and not is_doubtful(trials[2])
+
+
+def test_a_write_attempt_is_not_held_against_a_command() -> None:
+    trials = [
+        trial("touch a", 1, err="touch: cannot touch 'a': Read-only file system"),
+        trial("touch -x a", 1, err="touch: invalid option -- 'x'"),
+    ]
+    assert choose(trials) == 0
+    assert not is_doubtful(trials[0])
+
+
+def test_a_policy_rejected_candidate_is_never_chosen() -> None:
+    rejected = Trial("rm -rf /", assess("rm -rf /", UNSAFE))
+    assert choose([rejected, trial("ls", 0, out="a\n")]) == 1
+
+
+# -- propose(): sampling, dry runs and repair, with a scripted model and a table of outcomes --
+
+
+class TableRunner:
+    """A dry runner that looks commands up in a table (unknown commands fail)."""
+
+    def __init__(self, table: dict[str, tuple[int, str, str]]) -> None:
+        self.table = table
+        self.ran: list[str] = []
+
+    def __call__(self, command: str) -> DryRun:
+        self.ran.append(command)
+        code, out, err = self.table.get(command, (127, "", f"sh: {command}: not found"))
+        return DryRun(command, code, out.encode(), err)
+
+
+def run_propose(
+    provider: ScriptedProvider, runner: TableRunner | None, **generation: object
+) -> object:
+    settings = Settings.model_validate({"generation": generation, "validation": {"enabled": False}})
+    return propose(
+        provider,
+        settings.default_prompt,
+        PLATFORM,
+        RequestContext(request="sort sizes.txt by size"),
+        settings,
+        UNSAFE,
+        Path("/nonexistent"),
+        dry_runner=runner,
+    )
+
+
+def test_a_good_greedy_answer_costs_no_extra_model_call() -> None:
+    provider = ScriptedProvider.of("sort -h sizes.txt")
+    runner = TableRunner({"sort -h sizes.txt": (0, "1K\n", "")})
+    proposal = run_propose(provider, runner)
+    assert proposal.command == "sort -h sizes.txt"  # type: ignore[attr-defined]
+    assert len(provider.sent) == 1 and runner.ran == ["sort -h sizes.txt"]
+
+
+def test_a_failing_greedy_answer_is_replaced_by_a_working_sample() -> None:
+    provider = ScriptedProvider.of("sort -h -n sizes.txt", "sort -h sizes.txt", "sort -h sizes.txt")
+    runner = TableRunner(
+        {
+            "sort -h -n sizes.txt": (2, "", "sort: options '-hn' are incompatible"),
+            "sort -h sizes.txt": (0, "1K\n2M\n", ""),
+        }
+    )
+    proposal = run_propose(provider, runner, candidates=3)
+    assert proposal.command == "sort -h sizes.txt"  # type: ignore[attr-defined]
+    samples = provider.sent[1:]
+    assert [s.options.temperature for s in samples] == [0.8, 0.8]
+    assert [s.options.seed for s in samples] == [1, 2]
+    assert runner.ran == ["sort -h -n sizes.txt", "sort -h sizes.txt"]  # identical ones reused
+    sources = [t["source"] for t in proposal.trials_json()]  # type: ignore[attr-defined]
+    assert sources == ["greedy", "sample", "sample"]
+
+
+def test_when_every_candidate_fails_the_model_sees_the_error_once() -> None:
+    provider = ScriptedProvider.of("sort -X a", "sort -Y a", "sort -h a")
+    runner = TableRunner(
+        {
+            "sort -X a": (2, "", "sort: invalid option -- 'X'"),
+            "sort -Y a": (2, "", "sort: invalid option -- 'Y'"),
+            "sort -h a": (0, "1K\n", ""),
+        }
+    )
+    proposal = run_propose(provider, runner, candidates=2)
+    assert proposal.command == "sort -h a"  # type: ignore[attr-defined]
+    repair: list[Message] = provider.sent[2].messages
+    assert repair[-2] == Message("assistant", "sort -X a")
+    assert "invalid option -- 'X'" in repair[-1].content
+    assert provider.sent[2].options.temperature == 0.0
+
+
+def test_a_repair_that_also_fails_leaves_the_first_answer() -> None:
+    provider = ScriptedProvider.of("sort -X a", "sort -Z a")
+    runner = TableRunner({})
+    proposal = run_propose(provider, runner, candidates=1)
+    assert proposal.command == "sort -X a"  # type: ignore[attr-defined]
+    assert len(provider.sent) == 2
+
+
+def test_without_dry_runs_the_greedy_answer_is_used_as_is() -> None:
+    provider = ScriptedProvider.of("sort -X a")
+    proposal = run_propose(provider, TableRunner({}), dry_run=False)
+    assert proposal.command == "sort -X a"  # type: ignore[attr-defined]
+    assert len(provider.sent) == 1
+    assert proposal.trials_json()[0]["outcome"] == "untried"  # type: ignore[attr-defined]
+
+
+def test_sample_when_always_samples_even_after_a_good_answer() -> None:
+    provider = ScriptedProvider.of("ls -a", "ls", "ls")
+    runner = TableRunner({"ls -a": (0, ".\nx\n", ""), "ls": (0, "x\n", "")})
+    proposal = run_propose(provider, runner, candidates=3, sample_when="always")
+    assert proposal.command == "ls"  # type: ignore[attr-defined]
+
+
+def test_greedy_options_are_unchanged() -> None:
+    provider = ScriptedProvider.of("ls")
+    run_propose(provider, None)
+    options: GenerationOptions = provider.sent[0].options
+    assert (options.temperature, options.seed, options.max_tokens) == (0.0, None, 256)
