@@ -1,6 +1,7 @@
-"""What validation adds to a request: help collection (cold, warm), static checks, model call.
+"""What checking adds to a request: help collection (cold, warm), static checks, the dry run,
+and the model's verdict.
 
-    python benchmarks/validation_overhead.py [--out benchmarks/results/validation_overhead.json]
+    python benchmarks/validation_overhead.py [--model-commands N] [--out FILE]
 
 Cold = an empty help cache; warm = the same commands again. The model verdict is measured on
 the embedded model (loaded once, as a warm service would hold it) with model_check: always, and
@@ -17,6 +18,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from conch.paths import Paths
 from conch.platform import detect_platform
@@ -42,8 +44,18 @@ def main() -> None:
     parser.add_argument(
         "--out", type=Path, default=Path(__file__).parent / "results" / "validation_overhead.json"
     )
+    parser.add_argument(
+        "--model-commands",
+        type=int,
+        default=len(COMMANDS),
+        help="how many of the commands also get the model verdict (slow: a model call each)",
+    )
     args = parser.parse_args()
-    rows = []
+    from conch.dryrun import SandboxDryRunner
+
+    workdir = Path(__file__).resolve().parents[1]
+    dry_runner = SandboxDryRunner(workdir)
+    rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         cache = Path(tmp)
         for command in COMMANDS:
@@ -57,6 +69,7 @@ def main() -> None:
             start = time.perf_counter()
             issues = static_check(command, helps)
             static = time.perf_counter() - start
+            dry = dry_runner(command)
             rows.append(
                 {
                     "command": command,
@@ -65,6 +78,16 @@ def main() -> None:
                     "help_warm_ms": round(warm * 1000, 1),
                     "static_ms": round(static * 1000, 2),
                     "static_issues": issues,
+                    "dry_run_ms": round(dry.seconds * 1000, 1) if dry else None,
+                    "dry_run_outcome": (
+                        None
+                        if dry is None
+                        else "failed"
+                        if dry.failed
+                        else "wrote"
+                        if dry.wrote
+                        else "ok"
+                    ),
                 }
             )
         from conch.providers.local import LocalProvider
@@ -91,6 +114,11 @@ def main() -> None:
         "help_cold_median_ms": statistics.median(r["help_cold_ms"] for r in rows),
         "help_warm_median_ms": statistics.median(r["help_warm_ms"] for r in rows),
         "static_median_ms": statistics.median(r["static_ms"] for r in rows),
+        "dry_run_median_ms": (
+            statistics.median(r["dry_run_ms"] for r in rows if r["dry_run_ms"] is not None)
+            if any(r["dry_run_ms"] is not None for r in rows)
+            else None
+        ),
         "model_call_median_s": statistics.median(
             r["model_call_s"] for r in rows if "model_call_s" in r
         ),

@@ -118,6 +118,10 @@ def make_tools(names: list[str], base_url: str, model: str) -> list[Generator]:
     for name in names:
         if name == "conch":
             tools.append(ConchGenerator(base_url, model))
+        elif name == "conch-no-dry-run":
+            from benchmarks.accuracy.ablation import ConchNoDryRun
+
+            tools.append(ConchNoDryRun(base_url, model))
         elif name == "bare":
             tools.append(BareGenerator(base_url, model))
         elif name == "bare+md":
@@ -162,6 +166,10 @@ _TOOL_SOURCES = {
     "bare": ("benchmarks/accuracy/generators.py",),
     "bare+md": ("benchmarks/accuracy/generators.py",),
 }
+_TOOL_SOURCES["conch-no-dry-run"] = (
+    *_TOOL_SOURCES["conch"],
+    "benchmarks/accuracy/ablation.py",
+)
 _PEER_SOURCES = ("benchmarks/accuracy/peers.py",)
 
 
