@@ -448,6 +448,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", default="benchmarks/results/accuracy", help="output path stem")
     parser.add_argument("--fresh", action="store_true", help="ignore cached candidates")
     parser.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="REPORT.json",
+        help="run nothing: combine reports of different tools on the same tasks into --out",
+    )
+    parser.add_argument(
         "--sanity",
         action="store_true",
         help="also check the comparator on right and wrong pairs of reference commands",
@@ -461,6 +467,8 @@ def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.merge:
+        return merge([Path(p) for p in args.merge], Path(args.out))
     # Stop cleanly on SIGTERM and SIGINT, so the model server started here is stopped too.
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -475,6 +483,14 @@ def main(argv: list[str] | None = None) -> int:
             model_label = f"{Path(model_file).name} (conch's embedded model)"
         model = server_model(base_url)
         meta, rows, names = evaluate(args, base_url, model, model_label)
+    write_report(meta, rows, names, out)
+    return 0
+
+
+def write_report(
+    meta: dict[str, Any], rows: list[dict[str, Any]], names: list[str], out: Path
+) -> None:
+    """Summaries and paired comparisons added to ``meta``; ``out``.json and ``out``.md."""
     clean_rows = [r for r in rows if r["clean"]]
     meta["paired_clean"] = {
         other: {level: report.paired(clean_rows, "conch", other, level) for level in report.LEVELS}
@@ -497,6 +513,48 @@ def main(argv: list[str] | None = None) -> int:
     )
     md_path.write_text(report.render(meta, rows, names) + "\n", encoding="utf-8")
     log(f"wrote {json_path} and {md_path}")
+
+
+def merge(paths: list[Path], out: Path) -> int:
+    """One report from runs of different tools on the same tasks (same model and judge).
+
+    Each tool's rows are taken from the first report that has them; the commands of all the
+    runs are listed, so the merged report says exactly how each part was produced.
+    """
+    reports = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
+    tasks = {tuple(sorted({r["task"] for r in rep["rows"]})) for rep in reports}
+    if len(tasks) != 1:
+        raise SystemExit("--merge: the reports do not cover the same tasks")
+    models = {rep["meta"]["model"] for rep in reports}
+    if len(models) != 1:
+        raise SystemExit(f"--merge: the reports use different models: {sorted(models)}")
+    names: list[str] = []
+    rows: list[dict[str, Any]] = []
+    for rep in reports:
+        for name in rep["meta"]["tools"]:
+            if name not in names:
+                names.append(name)
+                rows += [r for r in rep["rows"] if r["tool"] == name]
+    first = reports[0]["meta"]
+    commands = [rep["meta"]["command"] for rep in reports]
+    meta = {
+        **{k: first[k] for k in ("model", "server", "tasks", "clean_tasks", "all_tasks")},
+        "command": " && ".join(commands),
+        "runs": [
+            {k: rep["meta"][k] for k in ("command", "tools", "date", "seconds", "judge")}
+            for rep in reports
+        ],
+        "date": ", ".join(sorted({rep["meta"]["date"] for rep in reports})),
+        "judge": "; ".join(sorted({rep["meta"]["judge"].split(" (")[0] for rep in reports})),
+        "tools": names,
+        "reference_pairs": next(
+            (rep["meta"]["reference_pairs"] for rep in reports if rep["meta"]["reference_pairs"]),
+            None,
+        ),
+        "seconds": round(sum(rep["meta"]["seconds"] for rep in reports), 1),
+        "merged_from": [str(p) for p in paths],
+    }
+    write_report(meta, rows, names, out)
     return 0
 
 

@@ -113,3 +113,22 @@ def test_dead_server_is_a_one_line_provider_error(
     assert result.code == 5
     assert result.err.count("\n") == 1
     assert "cannot reach the model server" in result.err
+
+
+def test_the_command_is_dry_run_on_this_machine_before_it_is_shown(
+    conch: Conch, embedded_model: Path, tmp_path: Path
+) -> None:
+    from conch.dryrun import bwrap_available
+
+    if bwrap_available() is None:
+        pytest.skip("bubblewrap is not usable")
+    work = tmp_path / "dry"
+    work.mkdir()
+    (work / "notes.txt").write_text("one\ntwo\nthree\n", encoding="utf-8")
+    result = conch("--json", "--quiet", "--unsafe", "count the lines in notes.txt", cwd=work)
+    data = json.loads(result.out)
+    tried = data["candidates"]
+    assert tried and tried[0]["source"] == "greedy"
+    chosen = [c for c in tried if c["command"] == data["command"]]
+    assert chosen and chosen[0]["outcome"] == "ok", tried
+    assert (work / "notes.txt").read_text(encoding="utf-8") == "one\ntwo\nthree\n"
