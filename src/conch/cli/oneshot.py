@@ -177,7 +177,8 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
         if data.strip():
             ctx.stdin_text = read_capped(data.encode("utf-8"), caps.stdin_max_bytes)
     platform = detect_platform(Paths.default().cache_dir, env.environ)
-    progress = ui.Progress(env, enabled=not args.quiet)
+    n_ctx = settings.ai.local.n_ctx if settings.ai.provider == "local" else None
+    progress = ui.Progress(env, enabled=not args.quiet, n_ctx=n_ctx)
     provider = _provider(state, loaded, progress)
     dry_runner = None
     if settings.generation.dry_run and not args.no_dry_run:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Sequence
 
@@ -19,49 +20,129 @@ _RISK_COLOUR = {
 }
 
 
-class Progress:
-    """A one-line status on stderr (only on a terminal, and not with -q)."""
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+_TICK_S = 0.1
 
-    def __init__(self, env: Environment, enabled: bool) -> None:
+
+def usage_report(prompt_tokens: int, completion_tokens: int, rate: float, n_ctx: int | None) -> str:
+    """The summary shown when generation ends: ``● XX% / NNNN tokens  last: 00.0tk/s``.
+
+    XX% is how full the context window is (left out when its size is unknown), NNNN the
+    tokens in it (prompt and reply), and the last observed generation speed.
+    """
+    used = prompt_tokens + completion_tokens
+    fill = f"{100 * used / n_ctx:.0f}% / " if n_ctx else ""
+    return f"● {fill}{used} tokens  last: {rate:04.1f}tk/s"
+
+
+class Progress:
+    """A one-line spinner on stderr while conch waits, with live tokens/s while the model
+    writes, and a one-line usage report when it is done.
+
+    Silent unless both stdout and stderr are terminals, and with ``-q`` or ``NO_COLOR``.
+    A background thread keeps the spinner turning while the model reads the prompt (no tokens
+    arrive then); it stops with ``clear``.
+    """
+
+    def __init__(self, env: Environment, enabled: bool, n_ctx: int | None = None) -> None:
         self.env = env
-        self.enabled = enabled and env.stderr_isatty
+        self.enabled = (
+            enabled and env.stderr_isatty and env.stdout_isatty and "NO_COLOR" not in env.environ
+        )
+        self.n_ctx = n_ctx
         self.tokens = 0
         self.started = 0.0
+        self.first_token = 0.0
         self.label = ""
+        self.fraction: float | None = None
+        self.rate = 0.0
+        self.usage: tuple[int, int] | None = None
+        self._frame = 0
         self._shown = False
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
 
     def stage(self, label: str, fraction: float | None = None) -> None:
         """Show a stage such as 'loading model' (with a percentage when known)."""
         if not self.enabled:
             return
-        text = f"conch: {label}" + (f" {fraction * 100:3.0f}%" if fraction is not None else "…")
-        self._write(text)
+        with self._lock:
+            if label != self.label:
+                self.tokens = 0
+            self.label, self.fraction = label, fraction
+            self._draw()
+        self._ensure_ticker()
 
     def start(self, label: str) -> None:
-        """Begin counting streamed tokens for ``label``."""
-        self.label = label
-        self.tokens = 0
-        self.started = time.monotonic()
-        self.stage(label)
+        """Begin a stage whose streamed tokens are counted (the rate restarts)."""
+        with self._lock:
+            self.label, self.fraction = label, None
+            self.tokens = 0
+            self.started = time.monotonic()
+            self.first_token = 0.0
+        if self.enabled:
+            with self._lock:
+                self._draw()
+            self._ensure_ticker()
 
     def on_chunk(self, chunk: Chunk) -> None:
-        """Count a streamed piece and refresh the rate."""
-        if not self.enabled or not chunk.text:
+        """Count a streamed piece, refresh the rate, keep the usage for the report."""
+        if chunk.usage is not None and (chunk.usage.prompt_tokens or chunk.usage.completion_tokens):
+            self.usage = (chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+        if not chunk.text:
             return
-        self.tokens += 1
-        elapsed = max(time.monotonic() - self.started, 1e-6)
-        self._write(
-            f"conch: {self.label} · {self.tokens} tokens  {self.tokens / elapsed:4.1f} tk/s"
-        )
+        now = time.monotonic()
+        with self._lock:
+            if not self.first_token:
+                self.first_token = now
+            self.tokens += 1
+            elapsed = now - self.first_token
+            if self.tokens > 1 and elapsed > 0:
+                self.rate = (self.tokens - 1) / elapsed
+            if self.enabled:
+                self._draw()
 
     def clear(self) -> None:
-        """Erase the status line."""
-        if self.enabled and self._shown:
-            self.env.stderr.write("\r\x1b[2K")
+        """Stop the spinner, erase its line, and print the usage report if tokens flowed."""
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join(timeout=1.0)
+            self._ticker = None
+        self._stop.clear()
+        if not self.enabled:
+            return
+        with self._lock:
+            if self._shown:
+                self.env.stderr.write("\r\x1b[2K")
+                self._shown = False
+            if self.usage is not None and self.rate >= 0.1:
+                report = usage_report(*self.usage, self.rate, self.n_ctx)
+                self.env.stderr.write(paint(self.env, report, "34") + "\n")
+                self.usage = None
             self.env.stderr.flush()
-            self._shown = False
 
-    def _write(self, text: str) -> None:
+    def _ensure_ticker(self) -> None:
+        if self._ticker is None:
+            self._ticker = threading.Thread(target=self._tick, name="conch-spinner", daemon=True)
+            self._ticker.start()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(_TICK_S):
+            with self._lock:
+                self._frame += 1
+                self._draw()
+
+    def _draw(self) -> None:
+        """Redraw the line (the caller holds the lock)."""
+        spinner = SPINNER[self._frame % len(SPINNER)]
+        text = f"{spinner} {self.label}"
+        if self.fraction is not None:
+            text += f" {self.fraction * 100:3.0f}%"
+        elif self.tokens:
+            text += f" · {self.tokens} tokens  {self.rate:4.1f} tk/s"
+        elif self.started:
+            text += f" {time.monotonic() - self.started:4.1f}s"
         self.env.stderr.write("\r\x1b[2K" + text)
         self.env.stderr.flush()
         self._shown = True

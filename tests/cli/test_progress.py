@@ -1,0 +1,116 @@
+"""The spinner and the usage report: when they show, what they say, and in a real terminal."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+
+from cliutil import write_config
+from conch.cli.environment import Environment
+from conch.cli.ui import Progress, usage_report
+from conch.messages import Chunk, Usage
+
+
+def terminal_env(**environ: str) -> Environment:
+    return Environment(
+        stdin=io.StringIO(),
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
+        stdin_isatty=True,
+        stdout_isatty=True,
+        stderr_isatty=True,
+        environ=environ,
+    )
+
+
+def test_usage_report_format() -> None:
+    assert usage_report(300, 50, 12.34, 4096) == "● 9% / 350 tokens  last: 12.3tk/s"
+    assert usage_report(300, 50, 7.0, None) == "● 350 tokens  last: 07.0tk/s"
+
+
+def test_live_tokens_per_second_then_the_report() -> None:
+    env = terminal_env()
+    progress = Progress(env, enabled=True, n_ctx=4096)
+    progress.start("generating")
+    for piece in ("ls", " -", "la"):
+        progress.on_chunk(Chunk(text=piece))
+        time.sleep(0.02)
+    progress.on_chunk(Chunk(usage=Usage(300, 3), finish_reason="stop"))
+    progress.clear()
+    err = env.stderr.getvalue()  # type: ignore[attr-defined]
+    assert "generating · 3 tokens" in err and "tk/s" in err
+    report = err.rsplit("\r\x1b[2K", 1)[-1]
+    assert report.startswith("\x1b[34m● 7% / 303 tokens  last: ")
+    assert report.endswith("tk/s\x1b[0m\n")
+
+
+def test_the_spinner_turns_while_the_model_reads_the_prompt() -> None:
+    env = terminal_env()
+    progress = Progress(env, enabled=True)
+    progress.start("generating")
+    time.sleep(0.35)
+    progress.clear()
+    err = env.stderr.getvalue()  # type: ignore[attr-defined]
+    frames = {line[:1] for line in err.split("\r\x1b[2K") if line}
+    assert len(frames) >= 2  # at least two spinner frames were drawn
+
+
+def test_silent_when_not_wanted() -> None:
+    for env, enabled in (
+        (terminal_env(NO_COLOR="1"), True),
+        (terminal_env(), False),
+        (
+            Environment(
+                stdout=io.StringIO(),
+                stderr=io.StringIO(),
+                stdout_isatty=False,
+                stderr_isatty=True,
+                environ={},
+            ),
+            True,
+        ),
+    ):
+        progress = Progress(env, enabled=enabled, n_ctx=4096)
+        progress.start("generating")
+        progress.on_chunk(Chunk(text="ls"))
+        progress.on_chunk(Chunk(text=" -a"))
+        progress.on_chunk(Chunk(usage=Usage(10, 2)))
+        progress.clear()
+        assert env.stderr.getvalue() == ""  # type: ignore[attr-defined]
+
+
+def test_no_report_when_nothing_was_generated() -> None:
+    env = terminal_env()
+    progress = Progress(env, enabled=True)
+    progress.start("generating")
+    progress.clear()
+    assert "●" not in env.stderr.getvalue()  # type: ignore[attr-defined]
+
+
+def test_the_report_in_a_real_terminal(isolated_dirs: Path, tmp_path: Path) -> None:
+    write_config(
+        isolated_dirs,
+        "generation:\n  dry_run: false\nai:\n  provider: scripted\n  script:\n"
+        f"    - {json.dumps('ls -la --sort=size /tmp')}\n",
+    )
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "conch", "--print", "list files"],
+        cwd=str(tmp_path),
+        env=env,
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 120),
+    )
+    child.expect(r"● \d+ tokens  last: \d+\.\dtk/s")
+    child.expect_exact("ls -la --sort=size /tmp")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
