@@ -77,10 +77,10 @@ def fake_model(tmp_path: Path) -> Path:
 def make_provider(runtime: Path, fake_model: Path) -> Callable[..., DaemonProvider]:
     """A DaemonProvider on the fake model; keyword arguments go to DaemonSettings."""
 
-    def make(timeout: float = 30.0, **daemon: Any) -> DaemonProvider:
+    def make(timeout: float = 30.0, backend: str | None = None, **daemon: Any) -> DaemonProvider:
         settings = {"idle_timeout_s": 60.0, "start_timeout_s": 30.0, **daemon}
         ai = AISettings(local=LocalSettings(model_path=str(fake_model)), timeout=timeout)
-        provider = DaemonProvider(ai, DaemonSettings(**settings), Paths.default())
+        provider = DaemonProvider(ai, DaemonSettings(**settings), Paths.default(), backend=backend)
         provider.notes = []  # type: ignore[attr-defined]
         provider.on_note = provider.notes.append  # type: ignore[attr-defined]
         return provider

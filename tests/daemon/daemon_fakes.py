@@ -1,14 +1,16 @@
 """A fake model for the service's tests, loaded by the service as backend ``daemon_fakes:echo``.
 
 It echoes the last message back in small chunks. Words in the message steer it:
-``delay=S`` pauses S seconds between chunks, ``first=S`` pauses before the first one, and
-``fail`` raises a ProviderError. The reply ends with the wall-clock interval it was generated
-in, ``[start end]``, so tests can tell whether two requests overlapped.
+``delay=S`` pauses S seconds between chunks, ``first=S`` pauses before the first one,
+``fail`` raises a ProviderError, and ``say=TEXT`` replies TEXT and nothing else. Otherwise the
+reply ends with the wall-clock interval it was generated in, ``[start end]``, so tests can
+tell whether two requests overlapped.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -57,6 +59,11 @@ class EchoProvider:
         words = content.split()
         if "fail" in words:
             raise ProviderError("the fake model failed on purpose")
+        said = re.search(r"say=(\S+)", content)
+        if said:
+            yield Chunk(text=said.group(1))
+            yield Chunk(usage=Usage(len(words), 1), finish_reason="stop")
+            return
         started = time.time()
         time.sleep(_number(words, "first"))
         delay = _number(words, "delay")
