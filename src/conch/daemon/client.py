@@ -247,8 +247,8 @@ def ensure_service(spec: ServiceSpec, progress: Progress | None = None) -> Conne
         lock.release()
 
 
-def spawn(spec: ServiceSpec) -> subprocess.Popen[bytes]:
-    """Start ``python -m conch.daemon serve`` detached: own session, output to the log file."""
+def service_argv(spec: ServiceSpec) -> list[str]:
+    """The command line of the service for ``spec``: this interpreter, this conch."""
     if not sys.executable:
         raise ServiceUnavailable("no Python interpreter is known to start the model service with")
     local = spec.local
@@ -277,6 +277,12 @@ def spawn(spec: ServiceSpec) -> subprocess.Popen[bytes]:
     ]
     if local.n_threads is not None:
         argv += ["--n-threads", str(local.n_threads)]
+    return argv
+
+
+def spawn(spec: ServiceSpec) -> subprocess.Popen[bytes]:
+    """Start ``python -m conch.daemon serve`` detached: own session, output to the log file."""
+    argv = service_argv(spec)
     log_file = spec.location.log_file
     try:
         log_file.parent.mkdir(parents=True, exist_ok=True)
