@@ -147,7 +147,8 @@ class DaemonSettings(_Model):
 
     enabled: bool = True
     idle_timeout_s: float = Field(default=600.0, gt=0)
-    start_timeout_s: float = Field(default=30.0, gt=0)
+    # A new service listens once the model is loaded: this covers the load.
+    start_timeout_s: float = Field(default=60.0, gt=0)
 
 
 class Settings(_Model):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -223,3 +224,26 @@ def test_a_socket_path_too_long_falls_back_without_starting_anything(
     provider = make_provider()
     assert complete(provider, ask("list")).text == "ls"
     assert "too long" in provider.notes[0]  # type: ignore[attr-defined]
+
+
+def test_a_service_that_stops_answering_is_killed_and_replaced(
+    make_provider: MakeProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(client, "HELLO_TIMEOUT", 1.0)
+    monkeypatch.setattr(client, "RETIRE_SECONDS", 1.0)
+    first = make_provider()
+    complete(first, ask("one"))
+    wedged = first.service_pid
+    assert wedged is not None
+    os.kill(wedged, signal.SIGSTOP)
+    try:
+        second = make_provider()
+        began = time.monotonic()
+        assert complete(second, ask("two")).text.startswith("echo: two [")
+        assert time.monotonic() - began < 20
+        assert second.service_pid not in (None, wedged)
+        assert not pid_alive(wedged)
+        assert not second.in_process
+    finally:
+        with contextlib.suppress(OSError):
+            os.kill(wedged, signal.SIGKILL)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from daemon_fakes import EchoProvider
-from daemon_util import FAKE_BACKEND, wait_for
+from daemon_util import FAKE_BACKEND
 
 import conch
 from conch.daemon import client, protocol, service
@@ -54,6 +54,7 @@ def start(location: Location, fake_model: Path) -> Iterator[Callable[..., Runnin
             backend=FAKE_BACKEND,
         )
         svc = Service(config, EchoProvider(config.local, config.cache_dir))
+        svc.load_model()
         svc.bind()
         result: list[str] = []
         thread = threading.Thread(target=lambda: result.append(svc.serve_forever()), daemon=True)
@@ -88,7 +89,6 @@ def test_hello_and_status_describe_the_service(
     start: Callable[..., Running], fake_model: Path
 ) -> None:
     running = start()
-    wait_for(lambda: running.service.provider.loaded, 5, "the model to load")  # type: ignore[attr-defined]
     connection = connect(running.location)
     assert connection is not None
     try:
@@ -102,7 +102,7 @@ def test_hello_and_status_describe_the_service(
     finally:
         connection.close()
     assert status["requests"] == 0
-    assert status["loaded"] is True  # loaded ahead of the first request
+    assert status["loaded"] is True  # loaded before it listened
     assert status["idle_s"] >= 0 and status["uptime_s"] >= 0
     assert status["idle_timeout_s"] == 60.0
     assert status["rss_bytes"] > 10 * 2**20

@@ -69,6 +69,10 @@ _POLL_SECONDS = 0.05
 _SPAWNED: list[subprocess.Popen[bytes]] = []
 
 
+class ServiceNotAnswering(ServiceUnavailable):
+    """Something accepts connections on the socket but does not answer (stopped, wedged)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ServiceSpec:
     """Everything a client needs to find, check and start the service for one model."""
@@ -159,13 +163,15 @@ class Connection:
 
 
 def connect(
-    location: Location, hello: dict[str, Any] | None = None, timeout: float = HELLO_TIMEOUT
+    location: Location, hello: dict[str, Any] | None = None, timeout: float | None = None
 ) -> Connection | None:
     """A connection past the handshake, or None when no service is there (or it just left).
 
-    ServiceUnavailable when something is there but unusable: another user's socket, or a
-    service that accepts the connection and then does not answer.
+    ServiceUnavailable when something is there but unusable: another user's socket, or
+    (ServiceNotAnswering) a service that accepts the connection and then does not answer
+    within ``timeout`` seconds (default ``HELLO_TIMEOUT``).
     """
+    timeout = HELLO_TIMEOUT if timeout is None else timeout
     path = location.socket
     if not os.path.lexists(path):
         return None
@@ -198,7 +204,7 @@ def connect(
     except TimeoutError:
         channel.close()
         pid = read_pid(location)
-        raise ServiceUnavailable(
+        raise ServiceNotAnswering(
             f"the model service at {path}{f' (pid {pid})' if pid else ''} does not answer; "
             "`conch daemon stop` ends it"
         ) from None
@@ -214,11 +220,12 @@ def connect(
 def ensure_service(spec: ServiceSpec, progress: Progress | None = None) -> Connection:
     """A connection to a service that matches ``spec``, starting or replacing one as needed."""
     _reap()
-    current = connect(spec.location, spec.hello())
-    if current is not None:
-        if spec.mismatch(current.hello) is None:
-            return current
-        current.close()
+    with contextlib.suppress(ServiceNotAnswering):  # replaced below, under the lock
+        current = connect(spec.location, spec.hello())
+        if current is not None:
+            if spec.mismatch(current.hello) is None:
+                return current
+            current.close()
     ensure_private_dir(spec.location.directory)
     check_socket_path(spec.location.socket)
     lock = FileLock(str(spec.location.lock_file))
@@ -230,7 +237,13 @@ def ensure_service(spec: ServiceSpec, progress: Progress | None = None) -> Conne
         ) from None
     try:
         # Someone may have started (or replaced) it while this client waited for the lock.
-        current = connect(spec.location, spec.hello())
+        try:
+            current = connect(spec.location, spec.hello())
+        except ServiceNotAnswering:
+            if progress is not None:
+                progress("replacing a model service that does not answer", None)
+            end_by_pid(spec.location)
+            current = None
         if current is not None:
             reason = spec.mismatch(current.hello)
             if reason is None:
@@ -240,7 +253,7 @@ def ensure_service(spec: ServiceSpec, progress: Progress | None = None) -> Conne
             retire(current, spec.location)
         remove_stale(spec.location)
         if progress is not None:
-            progress("starting the model service", None)
+            progress("starting the model service and loading the model", None)
         process = spawn(spec)
         return wait_until_ready(spec, process)
     finally:
@@ -349,6 +362,25 @@ def retire(connection: Connection, location: Location) -> None:
     remove_stale(location)
 
 
+def end_by_pid(location: Location) -> int | None:
+    """End a service that does not answer, by the pid in its pid file: SIGTERM, then SIGKILL.
+
+    Returns the pid, or None when the pid file names no live process.
+    """
+    pid = read_pid(location)
+    if pid is None or not pid_alive(pid):
+        remove_stale(location)
+        return None
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        if _is_service(pid):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signum)
+        if _wait_for_exit(pid, RETIRE_SECONDS):
+            break
+    remove_stale(location)
+    return pid
+
+
 def remove_stale(location: Location) -> None:
     """Remove a socket nobody listens on and a pid file whose process is gone."""
     if os.path.lexists(location.socket) and not _listening(location.socket):
@@ -441,8 +473,9 @@ def _last_log_line(log_file: Path) -> str:
 # -- what `conch daemon` uses -----------------------------------------------------------------
 
 
-def service_status(location: Location, timeout: float = HELLO_TIMEOUT) -> dict[str, Any] | None:
+def service_status(location: Location, timeout: float | None = None) -> dict[str, Any] | None:
     """The running service's status, or None when there is none."""
+    timeout = HELLO_TIMEOUT if timeout is None else timeout
     connection = connect(location, timeout=timeout)
     if connection is None:
         return None
@@ -465,20 +498,8 @@ def stop_service(location: Location) -> int | None:
     """Stop the running service; its pid, or None when none was running."""
     try:
         connection = connect(location, timeout=RETIRE_SECONDS)
-    except ServiceUnavailable:
-        # Wedged: it does not answer, so its pid file is all there is to go by.
-        pid = read_pid(location)
-        if pid is None or not pid_alive(pid):
-            remove_stale(location)
-            return None
-        for signum in (signal.SIGTERM, signal.SIGKILL):
-            if _is_service(pid):
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signum)
-            if _wait_for_exit(pid, RETIRE_SECONDS):
-                break
-        remove_stale(location)
-        return pid
+    except ServiceNotAnswering:
+        return end_by_pid(location)
     if connection is None:
         remove_stale(location)
         return None

@@ -126,19 +126,24 @@ class Service:
 
     # -- life cycle -----------------------------------------------------------------------
 
+    def check_free(self) -> None:
+        """ServiceUnavailable unless this service could listen on its socket (checked early,
+        so a doomed service does not first spend seconds loading the model)."""
+        path = self.config.socket_path
+        ensure_private_dir(path.parent)
+        check_socket_path(path)
+        if os.path.lexists(path) and _listening(path):
+            raise ServiceUnavailable(f"a model service is already listening on {path}")
+
     def bind(self) -> None:
         """Listen on the socket (0600, in a 0700 directory) and write the pid file.
 
         A socket file nobody listens on (a crashed service) is replaced; a live one is not.
         """
         path = self.config.socket_path
-        ensure_private_dir(path.parent)
-        check_socket_path(path)
-        if os.path.lexists(path):
-            if _listening(path):
-                raise ServiceUnavailable(f"a model service is already listening on {path}")
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+        self.check_free()
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         # The umask makes the socket private from the moment it exists; chmod makes sure.
         previous = os.umask(0o177)
@@ -160,7 +165,6 @@ class Service:
         listener = self._listener
         if listener is None:
             raise RuntimeError("bind() first")
-        threading.Thread(target=self._preload, name="conch-daemon-load", daemon=True).start()
         reason = "stopped"
         while not self._stop.is_set():
             ready, _, _ = select.select([listener], [], [], POLL_SECONDS)
@@ -205,8 +209,12 @@ class Service:
             idle = time.monotonic() - self.last_request
         return not busy and idle >= self.idle_timeout_s
 
-    def _preload(self) -> None:
-        """Load the model right away, so the first request finds it ready (or nearly)."""
+    def load_model(self) -> None:
+        """Load the model before listening, failures included (requests then report them).
+
+        The engine holds the interpreter lock while it loads, so a service that listened
+        during the load could not even answer a hello; clients wait for the socket instead.
+        """
         load = getattr(self.provider, "load", None)
         if load is None:
             return
@@ -384,8 +392,14 @@ class Service:
             with self._state_lock:
                 self.requests_served += 1
                 self.last_request = time.monotonic()
-        log.info("request %d served in %.2f s", self.requests_served, time.monotonic() - started)
-        channel.send({"type": "done", "timings": getattr(self.provider, "last_timings", None)})
+        timings = getattr(self.provider, "last_timings", None)
+        log.info(
+            "request %d served in %.2f s%s",
+            self.requests_served,
+            time.monotonic() - started,
+            _prompt_note(timings),
+        )
+        channel.send({"type": "done", "timings": timings})
 
     def _load(self, channel: Channel) -> None:
         with self._keepalive(channel):
@@ -462,6 +476,15 @@ class Service:
         finally:
             done.set()
             thread.join()
+
+
+def _prompt_note(timings: Any) -> str:
+    """How much of the prompt the engine evaluated and how much it reused from its cache."""
+    if not isinstance(timings, dict) or "prompt_n" not in timings:
+        return ""
+    return (
+        f" (prompt: {timings.get('prompt_n')} tokens evaluated, {timings.get('cache_n', 0)} reused)"
+    )
 
 
 def _error(text: str) -> dict[str, Any]:
@@ -548,15 +571,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         service = Service(config_from_args(args))
+        service.check_free()
+        log.info("conch %s loading %s", conch.__version__, args.model_path)
+        service.load_model()
         service.bind()
     except (ConchError, ValueError) as exc:
         log.error("not starting: %s", " ".join(str(exc).split()))
         return _exit(1)
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda _signum, _frame: service.stop())
-    log.info(
-        "conch %s serving %s on %s", conch.__version__, args.model_path, service.config.socket_path
-    )
+    log.info("serving on %s", service.config.socket_path)
     reason = service.serve_forever()
     log.info("exiting (%s)", reason)
     return _exit(0)
