@@ -16,12 +16,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from conch.errors import ProviderError
+from conch.errors import ConfigError, ProviderError
 from conch.messages import Chunk, GenerationOptions, Message, Usage
 from conch.settings import LocalSettings
 
-# Seconds the fake takes to "load", from the environment the service inherited.
+# Seconds the fake takes to "load", and whether loading fails, from the service's environment.
 LOAD_SECONDS_ENV = "CONCH_TEST_LOAD_SECONDS"
+LOAD_FAILS_ENV = "CONCH_TEST_LOAD_FAILS"
 
 
 def _number(words: list[str], key: str) -> float:
@@ -44,6 +45,8 @@ class EchoProvider:
 
     def load(self) -> None:
         time.sleep(float(os.environ.get(LOAD_SECONDS_ENV) or 0))
+        if os.environ.get(LOAD_FAILS_ENV):
+            raise ConfigError(f"{self.settings.model_path} cannot be loaded, on purpose")
         self.loaded = True
 
     def stream(

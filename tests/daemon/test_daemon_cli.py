@@ -60,6 +60,18 @@ def test_start_status_stop(conch: Conch, configured: Path) -> None:
     assert conch("daemon", "stop").out == "model service: not running\n"
 
 
+def test_a_model_that_cannot_load_is_one_line_and_leaves_no_service(
+    conch: Conch, configured: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONCH_TEST_LOAD_FAILS", "1")
+    started = conch("daemon", "start")
+    assert started.code == 1
+    assert started.err.count("\n") == 1 and "cannot be loaded, on purpose" in started.err
+    assert conch("daemon", "status").code == 1
+    request = conch("--print", "--quiet", "--no-history", "say=pwd")
+    assert request.code == 1 and "cannot be loaded, on purpose" in request.err
+
+
 def test_a_request_goes_through_the_service(conch: Conch, configured: Path) -> None:
     result = conch("--print", "--quiet", "--no-history", "say=pwd")
     assert result.code == 0, result.err

@@ -247,3 +247,15 @@ def test_a_service_that_stops_answering_is_killed_and_replaced(
     finally:
         with contextlib.suppress(OSError):
             os.kill(wedged, signal.SIGKILL)
+
+
+def test_sigterm_ends_the_service_cleanly(make_provider: MakeProvider, location: Location) -> None:
+    provider = make_provider()
+    complete(provider, ask("hello"))
+    pid = provider.service_pid
+    assert pid is not None and location.socket.exists() and location.pid_file.exists()
+    os.kill(pid, signal.SIGTERM)
+    wait_for(lambda: not pid_alive(pid), 10, "the service to exit on SIGTERM")
+    assert not location.socket.exists()
+    assert not location.pid_file.exists()
+    assert "exiting (stopped)" in location.log_file.read_text()

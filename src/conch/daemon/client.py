@@ -13,7 +13,9 @@ Failures never hang and never lose a request silently:
 * the service dies before it sent any of the answer: the request is retried once on a freshly
   started service;
 * it dies in the middle of the answer: ProviderError, one line;
-* it sends nothing for ``ai.timeout`` seconds (it sends keepalives while it works): ProviderError.
+* it sends nothing for ``ai.timeout`` seconds (it sends keepalives while it works): ProviderError;
+* it accepts connections but does not answer a hello (stopped, wedged): it is ended by the pid
+  in its pid file and replaced.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from conch.daemon.location import (
     peer_allowed,
 )
 from conch.daemon.protocol import Channel, ConnectionLost, ProtocolError
-from conch.errors import ProviderError
+from conch.errors import ConchError, ProviderError
 from conch.messages import Chunk, GenerationOptions, Message
 from conch.model_files import Progress, model_path_for
 from conch.paths import Paths
@@ -509,21 +511,31 @@ def stop_service(location: Location) -> int | None:
 
 
 def start_service(spec: ServiceSpec, progress: Progress | None = None) -> dict[str, Any]:
-    """Start the service (or reuse a matching one), load the model, and return its status."""
+    """Start the service (or reuse a matching one), load the model, and return its status.
+
+    A service that cannot load the model is stopped again, and the reason raised.
+    """
     connection = ensure_service(spec, progress)
+    failure: ConchError | None = None
+    status: dict[str, Any] = {}
     try:
-        for reply in connection.replies({"type": "load"}, HELLO_TIMEOUT):
+        for reply in connection.replies({"type": "load"}, max(HELLO_TIMEOUT, spec.start_timeout_s)):
             if reply["type"] == "progress" and progress is not None:
                 progress(str(reply.get("stage") or "waiting"), None)
             elif reply["type"] == "error":
-                raise protocol.error_from_wire(reply)
-        status = connection.call({"type": "status"}, HELLO_TIMEOUT)
+                failure = protocol.error_from_wire(reply)
+        if failure is None:
+            status = connection.call({"type": "status"}, HELLO_TIMEOUT)
+        else:
+            retire(connection, spec.location)
     except (ConnectionLost, ProtocolError) as exc:
         raise ProviderError(f"the model service stopped while loading the model: {exc}") from None
     except TimeoutError:
         raise ProviderError("the model service stopped answering while loading the model") from None
     finally:
         connection.close()
+    if failure is not None:
+        raise failure
     return {k: v for k, v in status.items() if k != "type"}
 
 

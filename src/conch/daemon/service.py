@@ -159,6 +159,8 @@ class Service:
         self._listener = listener
         self._socket_inode = os.stat(path).st_ino
         _write_private(self.config.pid_file, f"{os.getpid()}\n")
+        with self._state_lock:
+            self.last_request = time.monotonic()  # the idle clock starts once it can be used
 
     def serve_forever(self) -> str:
         """Serve until stopped or idle for too long; returns why it ended ("stopped", "idle")."""
