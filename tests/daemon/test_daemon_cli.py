@@ -11,6 +11,7 @@ import pytest
 
 from cliutil import CliResult, write_config
 from conch.cli.main import _is_daemon_command
+from conch.daemon import client
 from conch.daemon.client import pid_alive
 from conch.providers import local
 from conch.providers.engines import ChunkCallback
@@ -123,3 +124,17 @@ def test_bad_daemon_arguments_are_one_line_usage_errors(conch: Conch, configured
 )
 def test_which_command_lines_are_the_daemon_subcommand(argv: list[str], expected: bool) -> None:
     assert _is_daemon_command(argv) is expected
+
+
+def test_a_service_that_cannot_start_is_a_note_and_the_request_runs_here(
+    conch: Conch, configured: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(client, "DEFAULT_BACKEND", "daemon_fakes:no_such_backend")
+    monkeypatch.setattr(local, "open_engine", lambda *args: _PwdEngine())
+    result = conch("--print", "say=pwd")
+    assert result.code == 0, result.err
+    assert result.out == "pwd\n"
+    assert "conch: note: the model service exited at start" in result.err
+    assert "running the model in this process instead" in result.err
+    quiet = conch("--print", "--quiet", "say=pwd")
+    assert quiet.out == "pwd\n" and "note" not in quiet.err
