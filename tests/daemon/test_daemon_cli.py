@@ -102,7 +102,7 @@ def test_no_daemon_runs_the_model_in_process(
 
 
 def test_bad_daemon_arguments_are_one_line_usage_errors(conch: Conch, configured: Path) -> None:
-    for argv in (("daemon", "start", "--bogus"), ("daemon", "--json")):
+    for argv in (("daemon", "start", "stop"), ("daemon", "--json")):
         result = conch(*argv)
         assert result.code == 2
         assert result.err.count("\n") == 1 and "Traceback" not in result.err
@@ -120,6 +120,8 @@ def test_bad_daemon_arguments_are_one_line_usage_errors(conch: Conch, configured
         (["daemon", "status", "of", "nginx"], False),
         (["restart", "the", "daemon"], False),
         (["daemon", "logs"], False),
+        (["daemon", "-p", "status"], False),
+        (["daemon", "start", "stop"], True),  # then a usage error
     ],
 )
 def test_which_command_lines_are_the_daemon_subcommand(argv: list[str], expected: bool) -> None:

@@ -171,12 +171,12 @@ def _dispatch(args: list[str], env: Environment) -> int:
 
 
 def _is_daemon_command(args: list[str]) -> bool:
-    """``conch daemon start`` is the subcommand; ``conch daemon status of nginx`` a request."""
-    if len(args) < 2 or args[0] != "daemon":
-        return False
-    if args[1] not in DAEMON_ACTIONS and not args[1].startswith("-"):
-        return False
-    return all(arg.startswith("-") or arg in DAEMON_ACTIONS for arg in args[2:])
+    """``conch daemon start`` is the subcommand; ``conch daemon status of nginx`` a request.
+
+    The subcommand is ``daemon`` followed by nothing but its actions and its own flags.
+    """
+    known = (*DAEMON_ACTIONS, "--json", "--traceback", "-h", "--help")
+    return len(args) >= 2 and args[0] == "daemon" and all(arg in known for arg in args[1:])
 
 
 def _help(rest: list[str], env: Environment) -> int:
