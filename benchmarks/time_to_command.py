@@ -3,8 +3,8 @@
     python benchmarks/time_to_command.py [--runs 1] [--out benchmarks/results/time_to_command.json]
 
 Two views of the same requests:
-- cold process: `conch --print --quiet REQUEST` as a fresh process each time, which pays Python
-  start-up, model load and generation (what a user waits for today);
+- cold process: `conch --print --quiet REQUEST` as a fresh process each time with the model
+  in-process (CONCH_DAEMON=0), which pays Python start-up, model load and generation;
 - in-process: one loaded model, the library's generate() per request (the generation share).
 """
 
@@ -48,7 +48,7 @@ def cold(requests: list[str], runs: int, workdir: Path) -> list[dict[str, object
                 capture_output=True,
                 text=True,
                 check=False,
-                env=dict(os.environ),
+                env={**os.environ, "CONCH_DAEMON": "0"},
             )
             times.append(time.perf_counter() - start)
             command = out.stdout.strip() or out.stderr.strip()

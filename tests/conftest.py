@@ -22,6 +22,8 @@ _CLEARED = (
     "CONCH_ENGINE",
     "CONCH_TIMEOUT",
     "CONCH_DEBUG",
+    "CONCH_DAEMON",
+    "XDG_RUNTIME_DIR",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "AZURE_OPENAI_ENDPOINT",
@@ -37,10 +39,13 @@ def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     """Point XDG config/state at temp dirs and clear conch's and the providers' variables.
 
     The cache dir is kept unless a test overrides it, so the assembled embedded model (1.1 GB)
-    and the platform facts are built once per machine, not once per test.
+    and the platform facts are built once per machine, not once per test. The local model runs
+    in the test's own process: a warm model service per test would outlive it by minutes
+    (tests/daemon turns the service back on, in a private runtime dir).
     """
     for name in _CLEARED:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("CONCH_DAEMON", "0")
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))

@@ -138,6 +138,19 @@ class HistorySettings(_Model):
     max_bytes: int = Field(default=1_000_000, ge=1024)
 
 
+class DaemonSettings(_Model):
+    """The warm model service that keeps the local model loaded between requests.
+
+    Loading the embedded model and evaluating the system prompt cost seconds on every call of
+    a fresh process; the service pays them once and serves later requests from memory.
+    """
+
+    enabled: bool = True
+    idle_timeout_s: float = Field(default=600.0, gt=0)
+    # A new service listens once the model is loaded: this covers the load.
+    start_timeout_s: float = Field(default=60.0, gt=0)
+
+
 class Settings(_Model):
     """Everything configurable. Sections for later surfaces are accepted as free mappings."""
 
@@ -149,6 +162,7 @@ class Settings(_Model):
     context: ContextSettings = Field(default_factory=ContextSettings)
     history: HistorySettings = Field(default_factory=HistorySettings)
     validation: ValidationSettings = Field(default_factory=ValidationSettings)
+    daemon: DaemonSettings = Field(default_factory=DaemonSettings)
     shell: dict[str, Any] = Field(default_factory=dict)
     mcp_servers: dict[str, Any] = Field(default_factory=dict)
 
@@ -174,6 +188,7 @@ ENV_OVERRIDES: tuple[tuple[str, str], ...] = (
     ("CONCH_MODEL_PATH", "ai.local.model_path"),
     ("CONCH_ENGINE", "ai.local.engine"),
     ("CONCH_TIMEOUT", "ai.timeout"),
+    ("CONCH_DAEMON", "daemon.enabled"),
     ("AZURE_OPENAI_ENDPOINT", "ai.azure_endpoint"),
     ("AZURE_OPENAI_DEPLOYMENT", "ai.azure_deployment"),
     ("AZURE_OPENAI_API_VERSION", "ai.azure_api_version"),

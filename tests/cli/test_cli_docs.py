@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conch.cli.main import build_check_parser, build_parser
+from conch.cli.main import build_check_parser, build_daemon_parser, build_parser
 from conch.help import TOPICS, render_help
 
 
@@ -17,7 +17,9 @@ def _flags(parser: object) -> list[str]:
     )
 
 
-@pytest.mark.parametrize("flag", _flags(build_parser()) + _flags(build_check_parser()))
+@pytest.mark.parametrize(
+    "flag", _flags(build_parser()) + _flags(build_check_parser()) + _flags(build_daemon_parser())
+)
 def test_every_cli_flag_is_documented_in_a_help_topic(flag: str) -> None:
     pages = "\n".join(render_help(topic) for topic in TOPICS)
     assert flag in pages, f"{flag} is documented in no `conch help` topic"
@@ -25,7 +27,7 @@ def test_every_cli_flag_is_documented_in_a_help_topic(flag: str) -> None:
 
 @pytest.mark.parametrize(
     "argv",
-    [["--help"], ["help"], ["help", "safety"], ["check", "--", "ls", "-la"]],
+    [["--help"], ["help"], ["help", "safety"], ["help", "daemon"], ["check", "--", "ls", "-la"]],
 )
 def test_fast_paths_do_not_import_the_model_stack_or_http(argv: list[str]) -> None:
     code = (
@@ -34,7 +36,8 @@ def test_fast_paths_do_not_import_the_model_stack_or_http(argv: list[str]) -> No
         "if sys.argv[1] == '--help':\n"
         "    try:\n        main(['--help'])\n    except SystemExit:\n        pass\n"
         "heavy = [m for m in ('xllamacpp', 'llama_cpp', 'httpx', 'openai', 'conch.providers.local',"
-        " 'conch.providers.openai') if m in sys.modules]\n"
+        " 'conch.providers.openai', 'conch.daemon.client', 'conch.daemon.service')"
+        " if m in sys.modules]\n"
         "print('HEAVY', heavy)\n"
     )
     out = subprocess.run(

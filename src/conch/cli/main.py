@@ -12,7 +12,13 @@ from conch.cli.environment import Environment
 from conch.cli.status import ExitStatus, status_for
 from conch.errors import ConchError, UsageError
 
-USAGE = "conch [OPTIONS] [PROMPT_FILE.yaml] REQUEST...\n       conch check [--unsafe] [--json] -- COMMAND\n       conch help [TOPIC]"
+USAGE = (
+    "conch [OPTIONS] [PROMPT_FILE.yaml] REQUEST...\n"
+    "       conch check [--unsafe] [--json] -- COMMAND\n"
+    "       conch daemon start|status|stop [--json]\n"
+    "       conch help [TOPIC]"
+)
+DAEMON_ACTIONS = ("start", "status", "stop")
 DESCRIPTION = (
     "Turn a request in plain language into one shell command for this machine, check it with "
     "the safety policy, show it, and run it on your say-so. `conch help topics` lists the "
@@ -70,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not try candidate commands in the read-only sandbox",
     )
+    p.add_argument(
+        "--no-daemon",
+        action="store_true",
+        help="run the local model in this process, not in the warm model service",
+    )
     p.add_argument("--no-history", action="store_true", help="write no history entry")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
@@ -108,6 +119,15 @@ def build_check_parser() -> argparse.ArgumentParser:
     return p
 
 
+def build_daemon_parser() -> argparse.ArgumentParser:
+    """The parser of ``conch daemon``."""
+    p = _Parser(prog="conch daemon", usage="conch daemon start|status|stop [--json]")
+    p.add_argument("action", choices=DAEMON_ACTIONS, help="what to do with the model service")
+    p.add_argument("--json", action="store_true", help="print the service's status as JSON")
+    p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
+    return p
+
+
 def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> int:
     """Run conch and return its exit status (the console script exits with it)."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -139,11 +159,24 @@ def _dispatch(args: list[str], env: Environment) -> int:
         from conch.cli.check import run_check
 
         return run_check(build_check_parser().parse_args(args[1:]), env)
+    if _is_daemon_command(args):
+        from conch.cli.daemoncmd import run_daemon
+
+        return run_daemon(build_daemon_parser().parse_args(args[1:]), env)
     parsed = build_parser().parse_args(args)
     parsed.argv = args
     from conch.cli.oneshot import run
 
     return run(parsed, env)
+
+
+def _is_daemon_command(args: list[str]) -> bool:
+    """``conch daemon start`` is the subcommand; ``conch daemon status of nginx`` a request.
+
+    The subcommand is ``daemon`` followed by nothing but its actions and its own flags.
+    """
+    known = (*DAEMON_ACTIONS, "--json", "--traceback", "-h", "--help")
+    return len(args) >= 2 and args[0] == "daemon" and all(arg in known for arg in args[1:])
 
 
 def _help(rest: list[str], env: Environment) -> int:

@@ -118,7 +118,11 @@ def _load(args: argparse.Namespace, env: Environment) -> LoadedSettings:
     from conch.paths import Paths
     from conch.settings import load_settings
 
-    flags = {"ai.provider": args.provider, "ai.model": args.model}
+    flags = {
+        "ai.provider": args.provider,
+        "ai.model": args.model,
+        "daemon.enabled": False if args.no_daemon else None,
+    }
 
     def ask_trust(path: Path) -> bool:
         if env.open_terminal() is None:
@@ -137,12 +141,22 @@ def _provider(state: Run, loaded: LoadedSettings, progress: ui.Progress) -> Prov
     from conch.providers.base import create_provider
 
     ai = loaded.settings.ai
-    provider = create_provider(ai)
+    provider = create_provider(ai, loaded.settings.daemon)
     state.provider_name = ai.provider
     state.model = ai.model or (ai.local.model_path if ai.provider == "local" else None)
     if hasattr(provider, "on_progress"):
         provider.on_progress = progress.stage
+    if hasattr(provider, "on_note"):
+        provider.on_note = lambda text: _note(state, progress, text)
     return provider
+
+
+def _note(state: Run, progress: ui.Progress, text: str) -> None:
+    """Something the user should know about how the request was served (kept in history)."""
+    state.notes.append(text)
+    if not state.args.quiet:
+        progress.clear()
+        state.env.stderr.write(f"conch: note: {text}\n")
 
 
 def _prompt_and_request(state: Run, loaded: LoadedSettings) -> tuple[PromptConfig, str, str | None]:

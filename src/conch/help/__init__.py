@@ -18,6 +18,7 @@ _SUMMARIES: tuple[tuple[str, str], ...] = (
     ("quickstart", "install, first run, first commands"),
     ("config", "config files, every key, environment overrides, precedence"),
     ("providers", "the embedded model, OpenAI-compatible servers, Azure OpenAI"),
+    ("daemon", "the warm model service: conch daemon, --no-daemon"),
     ("tools", "prompt configs: meta prompt, tool whitelist, force_explain"),
     ("scope", "-s/--scope: point the model at paths, globs or a description"),
     ("peek", "--peek: send the start of a file as a data sample"),

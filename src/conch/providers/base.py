@@ -9,7 +9,7 @@ from conch.errors import ConfigError
 from conch.messages import Chunk, GenerationOptions, Message, Response, ToolCall, Usage
 
 if TYPE_CHECKING:
-    from conch.settings import AISettings
+    from conch.settings import AISettings, DaemonSettings
 
 
 @runtime_checkable
@@ -74,8 +74,13 @@ def provider_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def create_provider(settings: AISettings) -> Provider:
-    """Build the provider that ``settings.provider`` names."""
+def create_provider(settings: AISettings, daemon: DaemonSettings | None = None) -> Provider:
+    """Build the provider that ``settings.provider`` names.
+
+    ``daemon`` is the ``daemon`` settings section: when given and enabled, the built-in
+    ``local`` provider runs in the warm model service instead of this process. A provider
+    registered over the name ``local`` is used as registered.
+    """
     _ensure_builtins()
     factory = _REGISTRY.get(settings.provider)
     if factory is None:
@@ -83,6 +88,11 @@ def create_provider(settings: AISettings) -> Provider:
         raise ConfigError(
             f"unknown provider '{settings.provider}' in ai.provider; use one of: {known}"
         )
+    from conch.providers import builtins
+
+    builtin_local = settings.provider == "local" and factory is builtins.BUILTIN_PROVIDERS["local"]
+    if daemon is not None and builtin_local:
+        return builtins.local_provider(settings, daemon)
     return factory(settings)
 
 

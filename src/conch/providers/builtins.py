@@ -6,10 +6,23 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from conch.providers.base import Provider, ProviderFactory
-    from conch.settings import AISettings
+    from conch.settings import AISettings, DaemonSettings
 
 
 def _local(settings: AISettings) -> Provider:
+    return local_provider(settings)
+
+
+def local_provider(settings: AISettings, daemon: DaemonSettings | None = None) -> Provider:
+    """The embedded model: through the warm model service when ``daemon`` enables it.
+
+    Without the ``daemon`` section (library callers, ``--no-daemon``) the model runs in this
+    process, as it always did.
+    """
+    if daemon is not None and daemon.enabled:
+        from conch.daemon.client import DaemonProvider
+
+        return DaemonProvider.from_settings(settings, daemon)
     from conch.providers.local import LocalProvider
 
     return LocalProvider.from_settings(settings)

@@ -1,0 +1,7 @@
+"""``python -m conch.daemon serve ...``: how clients start the service process."""
+
+import sys
+
+from conch.daemon.service import main
+
+sys.exit(main())

@@ -1,0 +1,87 @@
+"""A fake model for the service's tests, loaded by the service as backend ``daemon_fakes:echo``.
+
+It echoes the last message back in small chunks. Words in the message steer it:
+``delay=S`` pauses S seconds between chunks, ``first=S`` pauses before the first one,
+``fail`` raises a ProviderError, and ``say=TEXT`` replies TEXT and nothing else. Otherwise the
+reply ends with the wall-clock interval it was generated in, ``[start end]``, so tests can
+tell whether two requests overlapped.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from conch.errors import ConfigError, ProviderError
+from conch.messages import Chunk, GenerationOptions, Message, Usage
+from conch.settings import LocalSettings
+
+# Seconds the fake takes to "load", and whether loading fails, from the service's environment.
+LOAD_SECONDS_ENV = "CONCH_TEST_LOAD_SECONDS"
+LOAD_FAILS_ENV = "CONCH_TEST_LOAD_FAILS"
+
+
+def _number(words: list[str], key: str) -> float:
+    for word in words:
+        if word.startswith(f"{key}="):
+            return float(word.split("=", 1)[1])
+    return 0.0
+
+
+class EchoProvider:
+    """Echoes requests; counts them; pretends to load."""
+
+    name = "echo"
+
+    def __init__(self, settings: LocalSettings, cache_dir: Path) -> None:
+        self.settings = settings
+        self.loaded = False
+        self.requests = 0
+        self.last_timings: dict[str, Any] | None = None
+
+    def load(self) -> None:
+        time.sleep(float(os.environ.get(LOAD_SECONDS_ENV) or 0))
+        if os.environ.get(LOAD_FAILS_ENV):
+            raise ConfigError(f"{self.settings.model_path} cannot be loaded, on purpose")
+        self.loaded = True
+
+    def stream(
+        self,
+        messages: Sequence[Message],
+        options: GenerationOptions,
+        tools: Sequence[dict[str, Any]] | None = None,
+    ) -> Iterator[Chunk]:
+        if not self.loaded:
+            self.load()
+        self.requests += 1
+        content = messages[-1].content
+        words = content.split()
+        if "fail" in words:
+            raise ProviderError("the fake model failed on purpose")
+        said = re.search(r"say=(\S+)", content)
+        if said:
+            yield Chunk(text=said.group(1))
+            yield Chunk(usage=Usage(len(words), 1), finish_reason="stop")
+            return
+        started = time.time()
+        time.sleep(_number(words, "first"))
+        delay = _number(words, "delay")
+        reply = f"echo: {content}"
+        for start in range(0, len(reply), 4):
+            yield Chunk(text=reply[start : start + 4])
+            time.sleep(delay)
+        yield Chunk(text=f" [{started:.3f} {time.time():.3f}]")
+        self.last_timings = {"request": self.requests, "pid": os.getpid()}
+        yield Chunk(usage=Usage(len(words), len(reply.split())), finish_reason="stop")
+
+    def close(self) -> None:
+        self.loaded = False
+
+
+def echo(settings: LocalSettings, cache_dir: Path) -> EchoProvider:
+    """The backend factory the service calls."""
+    return EchoProvider(settings, cache_dir)
