@@ -1,0 +1,131 @@
+"""Cold and warm one-shot latency on a fixed 50-task subset of the accuracy benchmark.
+
+Run: python benchmarks/speed/latency.py [--tasks 50] [--out benchmarks/results/speed-latency.json]
+
+Each request is one fresh `conch --print --quiet --unsafe REQUEST` process, timed from spawn
+to exit (the printed command), with validation and dry runs off so the model is what is
+measured:
+
+* cold: `--no-daemon`, so the process loads the model and reads the whole prompt itself;
+* warm: through the warm model service, started (and its model loaded) before timing.
+
+The subset is fixed: every fifth clean NL2SH-ALFA task, the first N of them. Also reported:
+the service's memory (resident set size) after the warm requests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.accuracy.fixtures import load_tasks  # noqa: E402
+
+CONFIG = "validation:\n  enabled: false\ngeneration:\n  dry_run: false\n"
+
+
+def subset(count: int) -> list[tuple[int, str]]:
+    """Every fifth clean task, the first ``count`` of them: (task index, request)."""
+    clean = [t for t in load_tasks() if t.clean]
+    return [(t.index, t.nl) for t in clean[::5][:count]]
+
+
+def timed(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, str]:
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, check=False)
+    return time.perf_counter() - start, done.returncode, done.stdout.strip() or done.stderr[-200:]
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    return {
+        "median_s": round(statistics.median(values), 3),
+        "min_s": round(min(values), 3),
+        "max_s": round(max(values), 3),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=50)
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / "benchmarks" / "results" / "speed-latency.json"
+    )
+    args = parser.parse_args()
+    conch = shutil.which("conch") or str(Path(sys.executable).parent / "conch")
+    requests = subset(args.tasks)
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="conch-latency-") as tmp:
+        work = Path(tmp)
+        config = work / "config.yaml"
+        config.write_text(CONFIG, encoding="utf-8")
+        env = {**os.environ, "CONCH_CONFIG": str(config), "NO_COLOR": "1"}
+        env.pop("CONCH_DAEMON", None)
+        base = [conch, "--print", "--quiet", "--unsafe", "--no-history"]
+        subprocess.run([conch, "daemon", "stop"], env=env, capture_output=True, check=False)
+        for index, request in requests:
+            seconds, code, out = timed([*base, "--no-daemon", request], env, work)
+            rows.append(
+                {
+                    "task": index,
+                    "request": request,
+                    "cold_s": round(seconds, 3),
+                    "cold_exit": code,
+                    "cold_command": out,
+                }
+            )
+            print(f"cold #{index}: {seconds:.2f} s", flush=True)
+        started = subprocess.run(
+            [conch, "daemon", "start"], env=env, capture_output=True, text=True, check=False
+        )
+        if started.returncode != 0:
+            raise SystemExit(f"conch daemon start failed: {started.stderr.strip()}")
+        for row in rows:
+            seconds, code, out = timed([*base, row["request"]], env, work)
+            row.update(warm_s=round(seconds, 3), warm_exit=code, warm_command=out)
+            print(f"warm #{row['task']}: {seconds:.2f} s", flush=True)
+        status = subprocess.run(
+            [conch, "daemon", "status", "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        service = json.loads(status.stdout) if status.returncode == 0 else None
+        subprocess.run([conch, "daemon", "stop"], env=env, capture_output=True, check=False)
+    cold = summary([r["cold_s"] for r in rows])
+    warm = summary([r["warm_s"] for r in rows])
+    report = {
+        "benchmark": "latency",
+        "command": f"python benchmarks/speed/latency.py --tasks {args.tasks}",
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} "
+        f"{platform.release()}",
+        "settings": "validation off, dry runs off, --print --quiet --unsafe",
+        "tasks": [r["task"] for r in rows],
+        "cold": cold,
+        "warm": warm,
+        "warm_over_cold_median": round(warm["median_s"] / cold["median_s"], 3),
+        "same_command_warm_and_cold": sum(r["cold_command"] == r["warm_command"] for r in rows),
+        "service": service,
+        "rows": rows,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(json.dumps({k: report[k] for k in ("cold", "warm", "warm_over_cold_median")}, indent=2))
+    if service:
+        print(f"service memory: {service.get('rss_bytes')} bytes")
+
+
+if __name__ == "__main__":
+    main()
