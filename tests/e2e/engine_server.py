@@ -21,7 +21,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", required=True, help="GGUF file to serve")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--n-ctx", type=int, default=4096)
+    parser.add_argument("--n-ctx", type=int, default=4096, help="context size of each slot")
+    parser.add_argument(
+        "--parallel", type=int, default=1, help="slots: requests served at once, each cached"
+    )
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--verbosity", type=int, default=1, help="llama.cpp log level (1: errors)")
     args = parser.parse_args(argv)
@@ -38,7 +41,8 @@ def main(argv: list[str] | None = None) -> int:
 
     params = xllamacpp.CommonParams()
     params.model.path = args.model
-    params.n_ctx = args.n_ctx
+    params.n_ctx = args.n_ctx * args.parallel  # llama.cpp splits the context among slots
+    params.n_parallel = args.parallel
     params.cpuparams.n_threads = args.threads
     params.cpuparams_batch.n_threads = args.threads
     params.hostnames = [args.host]
