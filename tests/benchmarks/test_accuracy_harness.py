@@ -270,3 +270,71 @@ def test_the_timeout_kills_a_long_command_fast(tmp_path: Path) -> None:
     result = run_in_sandbox(root, "sleep 30 & sleep 30", "/bin/bash", {}, timeout=1.0)
     assert result.timed_out
     assert time.monotonic() - started < 5
+
+
+def _report(tools: list[str], tasks: list[int], command: str) -> dict[str, Any]:
+    rows = [
+        {
+            "task": t,
+            "tool": tool,
+            "fs": 1,
+            "difficulty": 0,
+            "clean": True,
+            "nl": f"task {t}",
+            "command": "ls",
+            "error": None,
+            "refused": False,
+            "policy": "allow",
+            "seconds": 1.0,
+            "strict": t % 2 == 0,
+            "normalised": t % 2 == 0,
+            "judged": t % 2 == 0,
+        }
+        for tool in tools
+        for t in tasks
+    ]
+    meta = {
+        "command": command,
+        "model": "m.gguf",
+        "server": "http://127.0.0.1:1/v1",
+        "date": "2026-11-21 16:00 UTC",
+        "tasks": len(tasks),
+        "clean_tasks": len(tasks),
+        "all_tasks": False,
+        "judge": "m.gguf, temperature 0 (3 calls this run)",
+        "tools": tools,
+        "reference_pairs": None,
+        "seconds": 10.0,
+    }
+    return {"meta": meta, "rows": rows}
+
+
+def test_merge_combines_runs_of_different_tools(tmp_path: Path) -> None:
+    import json
+
+    from benchmarks.accuracy.run import main
+
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(_report(["conch"], [0, 1, 2], "run A")), encoding="utf-8")
+    b.write_text(json.dumps(_report(["sgpt", "bare"], [0, 1, 2], "run B")), encoding="utf-8")
+    out = tmp_path / "merged"
+    assert main(["--merge", str(a), str(b), "--out", str(out)]) == 0
+    merged = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    assert merged["meta"]["tools"] == ["conch", "sgpt", "bare"]
+    assert merged["meta"]["command"] == "run A && run B"
+    assert len(merged["rows"]) == 9
+    assert set(merged["meta"]["paired_clean"]) == {"sgpt", "bare"}
+    assert merged["meta"]["summary"]["conch"]["clean"]["n"] == 3
+    assert "run A && run B" in out.with_suffix(".md").read_text(encoding="utf-8")
+
+
+def test_merge_refuses_reports_on_different_tasks(tmp_path: Path) -> None:
+    import json
+
+    from benchmarks.accuracy.run import main
+
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(_report(["conch"], [0, 1], "run A")), encoding="utf-8")
+    b.write_text(json.dumps(_report(["sgpt"], [0, 1, 2], "run B")), encoding="utf-8")
+    with pytest.raises(SystemExit, match="same tasks"):
+        main(["--merge", str(a), str(b), "--out", str(tmp_path / "m")])
