@@ -5,26 +5,41 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TextIO
 
 
-@dataclass
 class Environment:
-    """Where the CLI reads and writes. Tests build one with fake streams and TTY flags."""
+    """Where the CLI reads and writes. Tests build one with fake streams and TTY flags.
 
-    stdin: IO[str] = field(default_factory=lambda: sys.stdin)
-    stdout: TextIO = field(default_factory=lambda: sys.stdout)
-    stderr: TextIO = field(default_factory=lambda: sys.stderr)
-    stdin_isatty: bool = field(default_factory=lambda: _isatty(sys.stdin))
-    stdout_isatty: bool = field(default_factory=lambda: _isatty(sys.stdout))
-    stderr_isatty: bool = field(default_factory=lambda: _isatty(sys.stderr))
-    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    cwd: Path = field(default_factory=Path.cwd)
-    # Where questions are asked: the controlling terminal even when stdin is a pipe.
-    terminal: IO[str] | None = None
-    terminal_checked: bool = False
+    A plain class rather than a dataclass: ``dataclasses`` (and the ``inspect`` it imports)
+    would be most of the import time of ``conch --help``.
+    """
+
+    def __init__(
+        self,
+        stdin: IO[str] | None = None,
+        stdout: TextIO | None = None,
+        stderr: TextIO | None = None,
+        stdin_isatty: bool | None = None,
+        stdout_isatty: bool | None = None,
+        stderr_isatty: bool | None = None,
+        environ: Mapping[str, str] | None = None,
+        cwd: Path | None = None,
+        terminal: IO[str] | None = None,
+        terminal_checked: bool = False,
+    ) -> None:
+        self.stdin: IO[str] = sys.stdin if stdin is None else stdin
+        self.stdout: TextIO = sys.stdout if stdout is None else stdout
+        self.stderr: TextIO = sys.stderr if stderr is None else stderr
+        self.stdin_isatty = _isatty(sys.stdin) if stdin_isatty is None else stdin_isatty
+        self.stdout_isatty = _isatty(sys.stdout) if stdout_isatty is None else stdout_isatty
+        self.stderr_isatty = _isatty(sys.stderr) if stderr_isatty is None else stderr_isatty
+        self.environ: Mapping[str, str] = dict(os.environ) if environ is None else environ
+        self.cwd = Path.cwd() if cwd is None else cwd
+        # Where questions are asked: the controlling terminal even when stdin is a pipe.
+        self.terminal = terminal
+        self.terminal_checked = terminal_checked
 
     def open_terminal(self) -> IO[str] | None:
         """A readable terminal for questions, or None when there is none (CI, cron, pipes)."""
