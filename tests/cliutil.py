@@ -1,9 +1,11 @@
-"""Helpers shared by the CLI tests."""
+"""Helpers shared by the tests."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+
+from conch.platform import PlatformContext
 
 
 @dataclass
@@ -21,3 +23,16 @@ def write_config(home: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+# A fixed Debian machine, for tests whose prompts must not depend on where they run.
+DEBIAN = PlatformContext(
+    os_name="Linux",
+    os_version="6.1",
+    distro="Debian GNU/Linux 12",
+    arch="x86_64",
+    shell="/bin/bash",
+    shell_name="bash",
+    shell_version="5.2",
+    userland="GNU",
+)

@@ -4,26 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cliutil import DEBIAN
 from conch.candidates import Trial, choose, is_doubtful
 from conch.context import RequestContext
 from conch.dryrun import DryRun
 from conch.messages import GenerationOptions, Message
-from conch.platform import PlatformContext
 from conch.policy import PolicyContext, assess
 from conch.propose import propose
 from conch.providers.scripted import ScriptedProvider
 from conch.settings import Settings
 
-PLATFORM = PlatformContext(
-    os_name="Linux",
-    os_version="6.1",
-    distro="Debian GNU/Linux 12",
-    arch="x86_64",
-    shell="/bin/bash",
-    shell_name="bash",
-    shell_version="5.2",
-    userland="GNU",
-)
+PLATFORM = DEBIAN
 UNSAFE = PolicyContext(unsafe=True)
 
 

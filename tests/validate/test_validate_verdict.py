@@ -7,23 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from cliutil import DEBIAN
 from conch.errors import ProviderError
-from conch.platform import PlatformContext
 from conch.policy import Decision
 from conch.providers.scripted import ScriptedProvider
 from conch.validate import SCHEMA, ValidationSettings, parse_verdict, recheck, validate
 from conch.validate.verdict import UNREADABLE, combine
 
-PLATFORM = PlatformContext(
-    os_name="Linux",
-    os_version="6.1",
-    distro="Debian GNU/Linux 12",
-    arch="x86_64",
-    shell="/bin/bash",
-    shell_name="bash",
-    shell_version="5.2",
-    userland="GNU",
-)
+PLATFORM = DEBIAN
 VERDICT = {
     "valid": False,
     "issues": ["ls has no --no-such-flag"],

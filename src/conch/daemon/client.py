@@ -41,6 +41,7 @@ from conch.daemon.location import (
     ServiceUnavailable,
     check_socket_path,
     ensure_private_dir,
+    listening,
     peer_allowed,
 )
 from conch.daemon.protocol import Channel, ConnectionLost, ProtocolError
@@ -385,7 +386,7 @@ def end_by_pid(location: Location) -> int | None:
 
 def remove_stale(location: Location) -> None:
     """Remove a socket nobody listens on and a pid file whose process is gone."""
-    if os.path.lexists(location.socket) and not _listening(location.socket):
+    if os.path.lexists(location.socket) and not listening(location.socket, CONNECT_TIMEOUT):
         with contextlib.suppress(FileNotFoundError):
             location.socket.unlink()
     pid = read_pid(location)
@@ -435,18 +436,6 @@ def _wait_for_exit(pid: int, seconds: float) -> bool:
             return True
         time.sleep(_POLL_SECONDS)
     return not pid_alive(pid)
-
-
-def _listening(path: Path) -> bool:
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    probe.settimeout(CONNECT_TIMEOUT)
-    try:
-        probe.connect(str(path))
-    except OSError:
-        return False
-    finally:
-        probe.close()
-    return True
 
 
 def _reap() -> None:

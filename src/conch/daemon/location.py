@@ -130,3 +130,16 @@ def peer_allowed(sock: socket.socket, uid: int | None = None) -> bool:
     """True when the peer runs as ``uid`` (default: this process's user), or cannot be told."""
     found = peer_uid(sock)
     return found is None or found == (os.getuid() if uid is None else uid)
+
+
+def listening(path: Path, timeout: float = 1.0) -> bool:
+    """True when a process accepts connections on the socket at ``path``."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(timeout)
+    try:
+        probe.connect(str(path))
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True

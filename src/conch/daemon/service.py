@@ -32,6 +32,7 @@ from conch.daemon.location import (
     ServiceUnavailable,
     check_socket_path,
     ensure_private_dir,
+    listening,
     peer_allowed,
 )
 from conch.daemon.protocol import Channel, ConnectionLost, ProtocolError
@@ -132,7 +133,7 @@ class Service:
         path = self.config.socket_path
         ensure_private_dir(path.parent)
         check_socket_path(path)
-        if os.path.lexists(path) and _listening(path):
+        if os.path.lexists(path) and listening(path):
             raise ServiceUnavailable(f"a model service is already listening on {path}")
 
     def bind(self) -> None:
@@ -491,19 +492,6 @@ def _prompt_note(timings: Any) -> str:
 
 def _error(text: str) -> dict[str, Any]:
     return protocol.error_to_wire(ProviderError(text))
-
-
-def _listening(path: Path) -> bool:
-    """True when a process accepts connections on the socket at ``path``."""
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    probe.settimeout(1.0)
-    try:
-        probe.connect(str(path))
-    except OSError:
-        return False
-    finally:
-        probe.close()
-    return True
 
 
 def _write_private(path: Path, text: str) -> None:
