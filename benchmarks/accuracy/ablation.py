@@ -1,19 +1,40 @@
-"""Variants of conch with one part of the pipeline switched off, to measure what it adds.
+"""Variants of conch with one part of the pipeline changed, to measure what that part adds.
 
-``conch-no-dry-run``: the same ``propose`` call without dry runs, so without the extra
-candidates and the repair they trigger (what ``conch --no-dry-run`` does).
+Each variant is conch's own ``propose`` call with settings overridden as a config file would
+(``--tools conch-no-dry-run,conch-vote``); the report shows them next to conch.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from benchmarks.accuracy.candidate import Candidate, Task
-from benchmarks.accuracy.conch_tool import ConchGenerator, conch_candidate
+from benchmarks.accuracy.conch_tool import ConchGenerator, FixtureDryRunner, conch_candidate
+
+_NO_DRY_RUN: dict[str, Any] = {"dry_run": False}
+
+VARIANTS: dict[str, dict[str, Any]] = {
+    # what `conch --no-dry-run` does: no dry runs, so no extra candidates and no repair
+    "conch-no-dry-run": {"generation": _NO_DRY_RUN},
+    # several candidates for every request, chosen by dry-run outcome and vote
+    "conch-vote": {"generation": {"sample_when": "always"}},
+    # the few-shot examples: none, or twice as many (dry runs off to isolate the prompt)
+    "conch-few-shot-0": {"generation": {**_NO_DRY_RUN, "few_shot": 0}},
+    "conch-few-shot-8": {"generation": {**_NO_DRY_RUN, "few_shot": 8}},
+    # validation (help text, static checks, model verdict) off, dry runs off
+    "conch-no-validation": {"generation": _NO_DRY_RUN, "validation": {"enabled": False}},
+}
 
 
-class ConchNoDryRun(ConchGenerator):
-    """conch with ``--no-dry-run``."""
+class ConchVariant(ConchGenerator):
+    """conch with the settings of one variant."""
 
-    name = "conch-no-dry-run"
+    def __init__(self, name: str, base_url: str, model: str | None) -> None:
+        super().__init__(base_url, model)
+        self.name = name
+        self.overrides = VARIANTS[name]
 
     def generate(self, task: Task) -> Candidate:
-        return conch_candidate(self.provider, task.nl, None)
+        root = self.roots.get(task.fs)
+        runner = FixtureDryRunner(root, task) if root is not None else None
+        return conch_candidate(self.provider, task.nl, runner, self.overrides)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from benchmarks.accuracy.candidate import Candidate, Task
 from benchmarks.accuracy.candidate import looks_refused as looks_like_refusal
@@ -35,13 +36,17 @@ class FixtureDryRunner:
 
 
 def conch_candidate(
-    provider: Provider, request: str, dry_runner: DryRunner | None = None
+    provider: Provider,
+    request: str,
+    dry_runner: DryRunner | None = None,
+    overrides: dict[str, Any] | None = None,
 ) -> Candidate:
     """conch's answer to ``request``, as ``conch --print --unsafe REQUEST`` would produce it.
 
     This is the one place the benchmark enters conch: ``conch.propose.propose``, the same call
     the CLI makes, with the default settings, this machine's platform description, and dry
-    runs in ``dry_runner`` (the task's tree).
+    runs in ``dry_runner`` (the task's tree). ``overrides`` (nested like the config file)
+    change settings for the ablation variants.
     """
     from conch.context import RequestContext
     from conch.paths import Paths
@@ -50,7 +55,7 @@ def conch_candidate(
     from conch.propose import propose
     from conch.settings import Settings
 
-    settings = Settings()
+    settings = Settings.model_validate(overrides or {})
     cache = Paths.default().cache_dir
     started = time.monotonic()
     try:

@@ -118,10 +118,14 @@ def make_tools(names: list[str], base_url: str, model: str) -> list[Generator]:
     for name in names:
         if name == "conch":
             tools.append(ConchGenerator(base_url, model))
-        elif name == "conch-no-dry-run":
-            from benchmarks.accuracy.ablation import ConchNoDryRun
+        elif name.startswith("conch-"):
+            from benchmarks.accuracy.ablation import VARIANTS, ConchVariant
 
-            tools.append(ConchNoDryRun(base_url, model))
+            if name not in VARIANTS:
+                raise SystemExit(
+                    f"unknown conch variant {name!r}; choose from {', '.join(VARIANTS)}"
+                )
+            tools.append(ConchVariant(name, base_url, model))
         elif name == "bare":
             tools.append(BareGenerator(base_url, model))
         elif name == "bare+md":
@@ -166,10 +170,6 @@ _TOOL_SOURCES = {
     "bare": ("benchmarks/accuracy/generators.py",),
     "bare+md": ("benchmarks/accuracy/generators.py",),
 }
-_TOOL_SOURCES["conch-no-dry-run"] = (
-    *_TOOL_SOURCES["conch"],
-    "benchmarks/accuracy/ablation.py",
-)
 _PEER_SOURCES = ("benchmarks/accuracy/peers.py",)
 
 
@@ -178,7 +178,11 @@ def code_fingerprint(tool: str) -> str:
     """A hash of the sources ``tool``'s answers depend on, so a code change starts afresh."""
     digest = hashlib.sha256()
     files: list[Path] = [ROOT / "benchmarks" / "accuracy" / "candidate.py"]
-    for source in _TOOL_SOURCES.get(tool, _PEER_SOURCES):
+    if tool.startswith("conch-"):  # an ablation variant: conch plus its settings
+        sources: tuple[str, ...] = (*_TOOL_SOURCES["conch"], "benchmarks/accuracy/ablation.py")
+    else:
+        sources = _TOOL_SOURCES.get(tool, _PEER_SOURCES)
+    for source in sources:
         path = ROOT / source
         files += sorted(path.rglob("*.py")) if path.is_dir() else [path]
     for path in files:
