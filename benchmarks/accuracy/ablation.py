@@ -21,6 +21,19 @@ VARIANTS: dict[str, dict[str, Any]] = {
     # the few-shot examples: none, or twice as many (dry runs off to isolate the prompt)
     "conch-few-shot-0": {"generation": {**_NO_DRY_RUN, "few_shot": 0}},
     "conch-few-shot-8": {"generation": {**_NO_DRY_RUN, "few_shot": 8}},
+    # a meta prompt that also asks for exactly the requested output and nothing more
+    "conch-terse": {
+        "default_prompt": {
+            "meta_prompt": (
+                "You are conch, an expert at the Unix shell. Translate the user's request into "
+                "exactly one shell command for the user's platform described below. Reply with "
+                "the command only, on one line: no explanation, no markdown, no code fences. "
+                "The command must print exactly what was asked and nothing more: a count or a "
+                "total as one number, names or paths without extra columns. Prefer simple, "
+                "standard, non-destructive commands; never invent files or options."
+            )
+        }
+    },
     # validation (help text, static checks, model verdict) off, dry runs off
     "conch-no-validation": {"generation": _NO_DRY_RUN, "validation": {"enabled": False}},
 }
