@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
+from conch.dryrun import bwrap_available
 from conch.platform import PlatformContext
 
 
@@ -36,3 +39,6 @@ DEBIAN = PlatformContext(
     shell_version="5.2",
     userland="GNU",
 )
+
+# For tests that dry-run commands in the real sandbox.
+needs_bwrap = pytest.mark.skipif(bwrap_available() is None, reason="bubblewrap is not usable")

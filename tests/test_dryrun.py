@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from conch.dryrun import OUTPUT_CAP, DryRun, SandboxDryRunner, bwrap_available, sandbox_env
-
-needs_bwrap = pytest.mark.skipif(bwrap_available() is None, reason="bubblewrap is not usable")
+from cliutil import needs_bwrap
+from conch.dryrun import OUTPUT_CAP, DryRun, SandboxDryRunner, sandbox_env
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cliutil import CliResult, write_config
+from cliutil import CliResult, needs_bwrap, write_config
 from conch.history import History
 from conch.paths import Paths
 
@@ -378,13 +378,10 @@ def test_no_history_flag_writes_nothing(conch: Conch, isolated_dirs: Path) -> No
     assert History(Paths.default().state_dir).latest() is None
 
 
+@needs_bwrap
 def test_a_failing_command_is_replaced_by_a_candidate_that_works_here(
     conch: Conch, isolated_dirs: Path, tmp_path: Path
 ) -> None:
-    from conch.dryrun import bwrap_available
-
-    if bwrap_available() is None:
-        pytest.skip("bubblewrap is not usable")
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     (work / "sizes.txt").write_text("2M\n1K\n", encoding="utf-8")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cliutil import CliResult
+from cliutil import CliResult, needs_bwrap
 from conch.policy import assess, base_commands
 
 pytestmark = pytest.mark.e2e
@@ -115,13 +115,10 @@ def test_dead_server_is_a_one_line_provider_error(
     assert "cannot reach the model server" in result.err
 
 
+@needs_bwrap
 def test_the_command_is_dry_run_on_this_machine_before_it_is_shown(
     conch: Conch, embedded_model: Path, tmp_path: Path
 ) -> None:
-    from conch.dryrun import bwrap_available
-
-    if bwrap_available() is None:
-        pytest.skip("bubblewrap is not usable")
     work = tmp_path / "dry"
     work.mkdir()
     (work / "notes.txt").write_text("one\ntwo\nthree\n", encoding="utf-8")
