@@ -25,6 +25,11 @@ from conch.extract import extract_command
         ("$ df -h", "df -h"),
         ("You can run this:\n\nls -lS", "ls -lS"),
         ("```bash\nls\n```\n```python\nprint(1)\n```", "ls"),
+        ("top -b \u2013n 1", "top -b -n 1"),
+        ("ls \u2014all", "ls --all"),
+        ("sort \u2212r names.txt", "sort -r names.txt"),
+        ('echo "a \u2013 b"', 'echo "a \u2013 b"'),
+        ("echo pre\u2013post", "echo pre\u2013post"),
     ],
 )
 def test_command_is_extracted_from_common_wrappings(reply: str, command: str) -> None:

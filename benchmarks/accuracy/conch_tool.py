@@ -76,9 +76,10 @@ def conch_candidate(
     except ConchError as exc:
         return Candidate(None, "", time.monotonic() - started, error=f"{PROVIDER_ERROR}{exc}")
     seconds = time.monotonic() - started
+    trials = proposal.trials_json()
     if looks_like_refusal(proposal.command):
-        return Candidate(None, proposal.generated.reply, seconds, refused=True)
-    return Candidate(proposal.command, proposal.generated.reply, seconds)
+        return Candidate(None, proposal.generated.reply, seconds, refused=True, trials=trials)
+    return Candidate(proposal.command, proposal.generated.reply, seconds, trials=trials)
 
 
 class ConchGenerator:

@@ -132,6 +132,41 @@ def _difficulty_table(groups: dict[str, list[dict[str, Any]]]) -> list[str]:
     return lines
 
 
+def pipeline_counts(rows: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """conch's rows grouped by what its pipeline did: tried alternatives, tried a repair,
+    proposed something other than its first (greedy) answer."""
+    traced = [r for r in rows if r.get("trials")]
+    return {
+        "traced": traced,
+        "sampled": [r for r in traced if any(t["source"] == "sample" for t in r["trials"])],
+        "repaired": [r for r in traced if any(t["source"] == "repair" for t in r["trials"])],
+        "changed": [r for r in traced if r["command"] != r["trials"][0]["command"]],
+        "greedy failed": [r for r in traced if r["trials"][0].get("outcome") == "failed"],
+    }
+
+
+def _pipeline_table(groups: dict[str, list[dict[str, Any]]]) -> list[str]:
+    lines: list[str] = []
+    for tool, rows in groups.items():
+        counts = pipeline_counts(rows)
+        if not counts["traced"]:
+            continue
+        if not lines:
+            lines = [
+                "| tool | tasks | first answer's dry run failed | alternatives sampled | "
+                "repair tried | other than first answer proposed |",
+                "|---|---|---|---|---|---|",
+            ]
+        cells = [tool, str(len(counts["traced"]))]
+        for key in ("greedy failed", "sampled", "repaired", "changed"):
+            part = counts[key]
+            found = rate(part, "normalised")
+            passed = f", {found.passed} pass normalised" if found and part else ""
+            cells.append(f"{len(part)}{passed}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
 def paired(rows: Sequence[dict[str, Any]], tool_a: str, tool_b: str, level: str) -> dict[str, Any]:
     """Both/only-a/only-b/neither counts on the tasks both tools were run on."""
     a = {r["task"]: bool(r[level]) for r in rows if r["tool"] == tool_a}
@@ -227,6 +262,19 @@ def render(meta: dict[str, Any], rows: Sequence[dict[str, Any]], tools: Sequence
         *_paired_table(clean, tools),
         "",
     ]
+    pipeline = _pipeline_table(_by_tool(clean, tools))
+    if pipeline:
+        out += [
+            "## What conch's pipeline did (clean tasks)",
+            "",
+            "Each request's first answer is dry-run in the task's tree (read-only); when that",
+            "gives reason for doubt, alternatives are sampled and dry-run, one is chosen by",
+            "outcome and vote, and a failing choice gets one repair. Rows count tasks where each",
+            "step happened, and how many of those passed.",
+            "",
+            *pipeline,
+            "",
+        ]
     pairs = meta.get("reference_pairs")
     if pairs:
         wrong = pairs.get("wrong", {})

@@ -212,7 +212,7 @@ class CandidateCache:
         if data.get("nl") != task.nl:
             return None
         fields = {k: data[k] for k in ("command", "raw", "seconds", "error", "refused")}
-        return Candidate(**fields)
+        return Candidate(**fields, trials=data.get("trials"))
 
     def put(self, tool: str, task: Task, candidate: Candidate) -> None:
         if candidate.error and candidate.error.startswith(PROVIDER_ERROR):
@@ -295,6 +295,7 @@ def row_for(
         "policy": decision,
         "policy_reasons": reasons,
         "seconds": round(candidate.seconds, 3),
+        "trials": candidate.trials,
         **levels.to_json(),
         "exit_code": result.exit_code if result else None,
         "timed_out": result.timed_out if result else None,

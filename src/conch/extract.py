@@ -20,6 +20,11 @@ _PROSE_LEAD = re.compile(
     r"^(?:here(?:'s| is)|to |you can|use |the command|this command|run |try |sure|certainly)",
     re.I,
 )
+# A typographic dash where an option belongs (``top –n 1``): small models write these, and
+# no program accepts them. Only a dash that starts a word is replaced, so text such as
+# ``echo "a – b"`` keeps its dash.
+_OPTION_DASH = re.compile(r"(?<![^\s])([\u2010-\u2015\u2212]+)(?=[\w-])")
+_LONG_DASHES = frozenset("\u2014\u2015")
 _SHELL_LANGS = {"", "bash", "sh", "shell", "console", "zsh", "shell-session", "terminal", "fish"}
 
 
@@ -85,7 +90,12 @@ def _clean(command: str) -> str:
     if len(command) >= 2 and command[0] == command[-1] == "`":
         command = command.strip("`").strip()
     command = _PROMPT.sub("", command, count=1)
+    command = _OPTION_DASH.sub(_ascii_dashes, command)
     return command.strip()
+
+
+def _ascii_dashes(match: re.Match[str]) -> str:
+    return "".join("--" if dash in _LONG_DASHES else "-" for dash in match.group(1))
 
 
 def _looks_like_command(line: str) -> bool:

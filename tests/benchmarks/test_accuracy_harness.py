@@ -21,7 +21,7 @@ from benchmarks.accuracy.candidate import Task
 from benchmarks.accuracy.compare import Judge, compare, normalise
 from benchmarks.accuracy.fixtures import copy_tree, load_tasks, materialise
 from benchmarks.accuracy.generators import looks_like_refusal, strip_markdown
-from benchmarks.accuracy.report import paired, sign_test, wilson
+from benchmarks.accuracy.report import paired, pipeline_counts, render, sign_test, wilson
 from benchmarks.accuracy.sandbox import RunResult, run_in_sandbox, tree_state
 
 needs_bwrap = pytest.mark.skipif(
@@ -215,6 +215,62 @@ def test_paired_counts_and_the_sign_test() -> None:
     assert (info["both"], info["only_a"], info["only_b"], info["neither"]) == (1, 1, 0, 1)
     assert sign_test(0, 0) == 1.0
     assert sign_test(10, 0) == pytest.approx(2 / 1024)
+
+
+def test_the_report_counts_what_conchs_pipeline_did() -> None:
+    def trial(command: str, source: str, outcome: str) -> dict[str, str]:
+        return {"command": command, "source": source, "outcome": outcome}
+
+    def row(task: int, command: str, trials: list[dict[str, str]] | None, ok: bool) -> dict:
+        return {
+            "task": task,
+            "tool": "conch",
+            "fs": 1,
+            "difficulty": 0,
+            "clean": True,
+            "nl": "x",
+            "command": command,
+            "error": None,
+            "refused": False,
+            "policy": "allow",
+            "seconds": 1.0,
+            "trials": trials,
+            "strict": ok,
+            "normalised": ok,
+            "judged": None,
+        }
+
+    rows = [
+        row(0, "ls", [trial("ls", "greedy", "ok")], True),
+        row(1, "ls -a", [trial("lx", "greedy", "failed"), trial("ls -a", "sample", "ok")], True),
+        row(
+            2, "cat b", [trial("cat a", "greedy", "failed"), trial("cat b", "repair", "ok")], False
+        ),
+        row(3, "pwd", None, False),  # a peer's row, or a run from before trials were kept
+    ]
+    counts = {key: [r["task"] for r in part] for key, part in pipeline_counts(rows).items()}
+    assert counts == {
+        "traced": [0, 1, 2],
+        "sampled": [1],
+        "repaired": [2],
+        "changed": [1, 2],
+        "greedy failed": [1, 2],
+    }
+    meta = {
+        "command": "c",
+        "model": "m",
+        "server": "s",
+        "date": "d",
+        "tasks": 4,
+        "clean_tasks": 4,
+        "judge": "none",
+    }
+    text = render(meta, rows, ["conch"])
+    expected = (
+        "| conch | 3 | 2, 1 pass normalised | 1, 1 pass normalised | 1, 0 pass normalised "
+        "| 2, 1 pass normalised |"
+    )
+    assert expected in text
 
 
 @needs_bwrap
