@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,8 +28,6 @@ class Candidate:
 
     ``command`` is None when nothing usable came back: ``refused`` marks a reply that declined
     (or answered in prose), ``error`` an extraction failure, a crash or a timeout.
-    ``trials`` (conch only) are the candidate commands its pipeline tried, in order, with the
-    outcome of each dry run.
     """
 
     command: str | None
@@ -37,7 +35,6 @@ class Candidate:
     seconds: float
     error: str | None = None
     refused: bool = False
-    trials: list[dict[str, Any]] | None = None
 
 
 class Generator(Protocol):

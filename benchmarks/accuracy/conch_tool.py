@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,14 @@ from benchmarks.accuracy.sandbox import bwrap_argv
 from conch.dryrun import DEFAULT_TIMEOUT_S, DryRun, DryRunner, run_capped
 from conch.errors import ConchError, ModelOutputError
 from conch.providers.base import Provider
+
+
+@dataclass(frozen=True, slots=True)
+class ConchCandidate(Candidate):
+    """conch's answer with the candidate commands its pipeline tried, in order, and the
+    outcome of each one's dry run."""
+
+    trials: list[dict[str, Any]] | None = None
 
 
 class FixtureDryRunner:
@@ -78,8 +87,8 @@ def conch_candidate(
     seconds = time.monotonic() - started
     trials = proposal.trials_json()
     if looks_like_refusal(proposal.command):
-        return Candidate(None, proposal.generated.reply, seconds, refused=True, trials=trials)
-    return Candidate(proposal.command, proposal.generated.reply, seconds, trials=trials)
+        return ConchCandidate(None, proposal.generated.reply, seconds, refused=True, trials=trials)
+    return ConchCandidate(proposal.command, proposal.generated.reply, seconds, trials=trials)
 
 
 class ConchGenerator:

@@ -34,6 +34,7 @@ import httpx
 from benchmarks.accuracy import report
 from benchmarks.accuracy.candidate import Candidate, Generator, Task
 from benchmarks.accuracy.compare import Judge, Levels, compare
+from benchmarks.accuracy.conch_tool import ConchCandidate
 from benchmarks.accuracy.fixtures import build_fixtures, copy_tree, load_tasks, remove_tree
 from benchmarks.accuracy.generators import PROVIDER_ERROR
 from benchmarks.accuracy.sandbox import RunResult, bwrap_path, run_in_sandbox
@@ -212,7 +213,9 @@ class CandidateCache:
         if data.get("nl") != task.nl:
             return None
         fields = {k: data[k] for k in ("command", "raw", "seconds", "error", "refused")}
-        return Candidate(**fields, trials=data.get("trials"))
+        if data.get("trials") is not None:
+            return ConchCandidate(**fields, trials=data["trials"])
+        return Candidate(**fields)
 
     def put(self, tool: str, task: Task, candidate: Candidate) -> None:
         if candidate.error and candidate.error.startswith(PROVIDER_ERROR):
@@ -295,7 +298,7 @@ def row_for(
         "policy": decision,
         "policy_reasons": reasons,
         "seconds": round(candidate.seconds, 3),
-        "trials": candidate.trials,
+        "trials": getattr(candidate, "trials", None),
         **levels.to_json(),
         "exit_code": result.exit_code if result else None,
         "timed_out": result.timed_out if result else None,

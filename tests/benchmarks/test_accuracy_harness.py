@@ -394,3 +394,19 @@ def test_merge_refuses_reports_on_different_tasks(tmp_path: Path) -> None:
     b.write_text(json.dumps(_report(["sgpt"], [0, 1, 2], "run B")), encoding="utf-8")
     with pytest.raises(SystemExit, match="same tasks"):
         main(["--merge", str(a), str(b), "--out", str(tmp_path / "m")])
+
+
+def test_the_candidate_cache_keeps_conchs_trials(tmp_path: Path) -> None:
+    from benchmarks.accuracy.candidate import Candidate
+    from benchmarks.accuracy.conch_tool import ConchCandidate
+    from benchmarks.accuracy.run import CandidateCache
+
+    cache = CandidateCache(tmp_path, enabled=True)
+    trials = [{"command": "lx", "source": "greedy", "outcome": "failed"}]
+    cache.put("conch", task(), ConchCandidate("ls", "ls", 1.0, trials=trials))
+    cache.put("sgpt", task(), Candidate("ls -l", "ls -l", 2.0))
+    kept = cache.get("conch", task())
+    assert isinstance(kept, ConchCandidate)
+    assert kept.trials == trials
+    assert kept.command == "ls"
+    assert type(cache.get("sgpt", task())) is Candidate
