@@ -175,6 +175,11 @@ _PEER_SOURCES = ("benchmarks/accuracy/peers.py",)
 
 
 @functools.cache
+def _sources_under(directory: Path) -> list[Path]:
+    """The Python files and shipped data (prompts, worked examples) under ``directory``."""
+    return [p for p in directory.rglob("*") if p.is_file() and p.suffix in (".py", ".tsv", ".yaml")]
+
+
 def code_fingerprint(tool: str) -> str:
     """A hash of the sources ``tool``'s answers depend on, so a code change starts afresh."""
     digest = hashlib.sha256()
@@ -185,7 +190,7 @@ def code_fingerprint(tool: str) -> str:
         sources = _TOOL_SOURCES.get(tool, _PEER_SOURCES)
     for source in sources:
         path = ROOT / source
-        files += sorted(path.rglob("*.py")) if path.is_dir() else [path]
+        files += sorted(_sources_under(path)) if path.is_dir() else [path]
     for path in files:
         if not path.exists():
             continue
