@@ -18,6 +18,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "conch-no-dry-run": {"generation": _NO_DRY_RUN},
     # several candidates for every request, chosen by dry-run outcome and vote
     "conch-vote": {"generation": {"sample_when": "always"}},
+    # the same with eight candidates (the greedy answer and seven samples)
+    "conch-vote-8": {"generation": {"sample_when": "always", "candidates": 8}},
     # the few-shot examples: none, or twice as many (dry runs off to isolate the prompt)
     "conch-few-shot-0": {"generation": {**_NO_DRY_RUN, "few_shot": 0}},
     "conch-few-shot-8": {"generation": {**_NO_DRY_RUN, "few_shot": 8}},
