@@ -23,10 +23,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     # the few-shot examples: none, or twice as many (dry runs off to isolate the prompt)
     "conch-few-shot-0": {"generation": {**_NO_DRY_RUN, "few_shot": 0}},
     "conch-few-shot-8": {"generation": {**_NO_DRY_RUN, "few_shot": 8}},
-    # eight examples with everything else as conch does it (the default since it measured
-    # better than four; kept so the committed report reproduces), and four, the former default
+    # eight examples with everything else as conch does it
     "conch-k8": {"generation": {"few_shot": 8}},
-    "conch-k4": {"generation": {"few_shot": 4}},
     # a meta prompt that also asks for exactly the requested output and nothing more
     "conch-terse": {
         "default_prompt": {
