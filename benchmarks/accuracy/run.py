@@ -174,12 +174,12 @@ _TOOL_SOURCES = {
 _PEER_SOURCES = ("benchmarks/accuracy/peers.py",)
 
 
-@functools.cache
 def _sources_under(directory: Path) -> list[Path]:
     """The Python files and shipped data (prompts, worked examples) under ``directory``."""
     return [p for p in directory.rglob("*") if p.is_file() and p.suffix in (".py", ".tsv", ".yaml")]
 
 
+@functools.cache
 def code_fingerprint(tool: str) -> str:
     """A hash of the sources ``tool``'s answers depend on, so a code change starts afresh."""
     digest = hashlib.sha256()
