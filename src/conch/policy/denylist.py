@@ -108,6 +108,31 @@ def _options_and_operands(inv: Invocation) -> tuple[list[str], list[Arg]]:
     return options, operands
 
 
+def _mv_sources(inv: Invocation) -> list[Arg]:
+    """What ``mv`` moves: its operands but the destination, which is the last operand or the
+    directory named by ``-t DIR`` / ``--target-directory DIR`` (``-tDIR``, ``--target-directory=DIR``
+    name it in the same word)."""
+    operands: list[Arg] = []
+    target_flag = False
+    ended = False
+    args = iter(inv.args)
+    for arg in args:
+        text = arg.text
+        if not ended and text == "--":
+            ended = True
+        elif not ended and text is not None and text.startswith("-") and text != "-":
+            if text == "--target-directory" or (not text.startswith("--") and text.endswith("t")):
+                target_flag = True
+                next(args, None)  # the destination directory
+            elif text.startswith("--target-directory=") or (
+                not text.startswith("--") and "t" in text
+            ):
+                target_flag = True
+        else:
+            operands.append(arg)
+    return operands if target_flag else operands[:-1]
+
+
 def _recursive(options: list[str]) -> bool:
     return any(
         o in ("--recursive", "--no-preserve-root")
@@ -190,12 +215,7 @@ def _check(inv: Invocation, analysis: Analysis) -> str | None:
         if hit is not None:
             return f"recursive {name} of {hit.raw!r}"
     if name == "mv":
-        sources = (
-            operands
-            if any(o.startswith("-t") or o == "--target-directory" for o in options)
-            else operands[:-1]
-        )
-        hit = next((a for a in sources if catastrophic_path(a)), None)
+        hit = next((a for a in _mv_sources(inv) if catastrophic_path(a)), None)
         if hit is not None:
             return f"moving {hit.raw!r}"
     written = operands if name in _ALL_WRITERS else operands[-1:] if name in _DEST_WRITERS else []
