@@ -6,8 +6,9 @@ directory by default, the right program for the job. The corpus ships with conch
 example's request and the program its command starts with. File names and paths say little
 about which command is wanted, so they count only by their extension (``report.csv`` is
 ``csv``; ``/var/log/app`` counts not at all). Measured by leaving each example out and
-retrieving for its request, this puts an example using the same program first more often
-(53.6% of the time, against 48.9% when indexing the whole command and every word).
+retrieving for its request (``python benchmarks/retrieval.py``), this puts an example using
+the same program first more often (53.7% of the time, against 48.9% when indexing the whole
+command and every word).
 """
 
 from __future__ import annotations
