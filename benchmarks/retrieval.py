@@ -9,22 +9,16 @@ No model is involved; the number is a proxy for how relevant the few-shot exampl
 
 from __future__ import annotations
 
-import re
+from functools import cache
 
 from conch.examples import corpus, nearest
-
-_PROGRAM = re.compile(r"^(?:sudo |env |[A-Z_]+=\S+ )*([\w.+-]+)")
-_SEGMENTS = re.compile(r"\||&&|;|\$\(")
+from conch.policy import PolicyContext, assess
 
 
-def programs(command: str) -> set[str]:
-    """The programs a command line starts, one per pipeline or list segment."""
-    found = set()
-    for segment in _SEGMENTS.split(command):
-        match = _PROGRAM.match(segment.strip())
-        if match:
-            found.add(match.group(1))
-    return found
+@cache
+def programs(command: str) -> frozenset[str]:
+    """Every base command the line would run, as the safety policy's parser finds them."""
+    return frozenset(assess(command, PolicyContext(unsafe=True)).commands)
 
 
 def main() -> int:

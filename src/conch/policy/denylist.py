@@ -112,25 +112,21 @@ def _mv_sources(inv: Invocation) -> list[Arg]:
     """What ``mv`` moves: its operands but the destination, which is the last operand or the
     directory named by ``-t DIR`` / ``--target-directory DIR`` (``-tDIR``, ``--target-directory=DIR``
     name it in the same word)."""
-    operands: list[Arg] = []
-    target_flag = False
-    ended = False
-    args = iter(inv.args)
-    for arg in args:
-        text = arg.text
-        if not ended and text == "--":
-            ended = True
-        elif not ended and text is not None and text.startswith("-") and text != "-":
-            if text == "--target-directory" or (not text.startswith("--") and text.endswith("t")):
-                target_flag = True
-                next(args, None)  # the destination directory
-            elif text.startswith("--target-directory=") or (
-                not text.startswith("--") and "t" in text
-            ):
-                target_flag = True
-        else:
-            operands.append(arg)
-    return operands if target_flag else operands[:-1]
+    options, operands = _options_and_operands(inv)
+    args = list(inv.args)
+    end = next((i for i, a in enumerate(args) if a.text == "--"), len(args))
+    for i, arg in enumerate(args[: end - 1]):
+        text = arg.text or ""
+        if text == "--target-directory" or (
+            text.startswith("-") and not text.startswith("--") and text.endswith("t")
+        ):
+            return [a for a in operands if a is not args[i + 1]]
+    if any(
+        o.startswith("--target-directory=") or (not o.startswith("--") and "t" in o)
+        for o in options
+    ):
+        return operands
+    return operands[:-1]
 
 
 def _recursive(options: list[str]) -> bool:
