@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cliutil import DEBIAN
+from cliutil import DEBIAN, needs_bwrap
 from conch.candidates import Trial, choose, is_doubtful
 from conch.context import RequestContext
-from conch.dryrun import DryRun
+from conch.dryrun import DryRun, DryRunner, SandboxDryRunner
 from conch.messages import GenerationOptions, Message
 from conch.policy import PolicyContext, assess
 from conch.propose import propose
@@ -72,6 +72,49 @@ def test_a_write_attempt_is_not_held_against_a_command() -> None:
     assert not is_doubtful(trials[0])
 
 
+def scratch(command: str, exit_code: int = 0, out: str = "", err: str = "") -> Trial:
+    """A write command's trial, judged by its run in a throwaway copy of the directory."""
+    run = DryRun(command, exit_code, out.encode(), err, scratch=True)
+    return Trial(command, assess(command, UNSAFE), run)
+
+
+def test_a_write_command_that_works_in_its_copy_is_ok_even_silently() -> None:
+    silent = scratch("sort -r notes.txt > out.txt")
+    assert silent.outcome == "ok" and not is_doubtful(silent)
+    noted = scratch("dd if=a of=b", err="1+0 records in\n1+0 records out")
+    assert noted.outcome == "ok" and "error" not in noted.to_json()
+    assert silent.to_json() == {
+        "command": "sort -r notes.txt > out.txt",
+        "source": "greedy",
+        "decision": str(silent.verdict.decision),
+        "outcome": "ok",
+        "exit_code": 0,
+        "scratch": True,
+    }
+
+
+def test_a_write_command_that_fails_in_its_copy_is_a_failure() -> None:
+    failed = scratch("sort missing.txt > out.txt", 2, err="sort: cannot read: missing.txt: No such")
+    assert failed.outcome == "failed" and is_doubtful(failed)
+    data = failed.to_json()
+    assert data["scratch"] is True and "missing.txt" in str(data["error"])
+    assert scratch("grep x a > b", 1).outcome == "empty"
+    outside = scratch("touch /usr/x", 1, err="touch: cannot touch '/usr/x': Read-only file system")
+    assert outside.outcome == "wrote" and not is_doubtful(outside)
+    assert "scratch" not in trial("ls", 0, out="a\n").to_json()
+
+
+def test_write_commands_vote_with_the_command_not_what_they_printed() -> None:
+    trials = [
+        scratch("sort missing.txt > out.txt", 2, err="sort: cannot read: missing.txt"),
+        scratch("cp -v a b", 0, out="'a' -> 'b'\n"),
+        scratch("cp  a b"),
+        scratch("cp a b"),
+    ]
+    assert trials[2].signature() == trials[3].signature() == ("command", "cp a b")
+    assert choose(trials) == 2
+
+
 def test_a_policy_rejected_candidate_is_never_chosen() -> None:
     rejected = Trial("rm -rf /", assess("rm -rf /", UNSAFE))
     assert choose([rejected, trial("ls", 0, out="a\n")]) == 1
@@ -94,7 +137,7 @@ class TableRunner:
 
 
 def run_propose(
-    provider: ScriptedProvider, runner: TableRunner | None, **generation: object
+    provider: ScriptedProvider, runner: DryRunner | None, **generation: object
 ) -> object:
     settings = Settings.model_validate({"generation": generation, "validation": {"enabled": False}})
     return propose(
@@ -173,6 +216,71 @@ def test_sample_when_always_samples_even_after_a_good_answer() -> None:
     runner = TableRunner({"ls -a": (0, ".\nx\n", ""), "ls": (0, "x\n", "")})
     proposal = run_propose(provider, runner, candidates=3, sample_when="always")
     assert proposal.command == "ls"  # type: ignore[attr-defined]
+
+
+class ScratchTable(TableRunner):
+    """Table outcomes as scratch runs: write commands judged in a copy of the directory."""
+
+    def __call__(self, command: str) -> DryRun:
+        run = super().__call__(command)
+        return DryRun(command, run.exit_code, run.stdout, run.stderr, scratch=True)
+
+
+def test_a_write_command_failing_in_its_copy_is_replaced_by_a_working_sample() -> None:
+    failing, working = "sort -r textfile1.txt > out.txt", "sort -r notes.txt > out.txt"
+    provider = ScriptedProvider.of(failing, working, working)
+    runner = ScratchTable(
+        {
+            failing: (2, "", "sort: cannot read: textfile1.txt: No such file or directory"),
+            working: (0, "", ""),
+        }
+    )
+    proposal = run_propose(provider, runner, candidates=3)
+    assert proposal.command == working  # type: ignore[attr-defined]
+    assert len(provider.sent) == 3  # the greedy answer and two samples, no repair
+    trials = proposal.trials_json()  # type: ignore[attr-defined]
+    assert [(t["outcome"], t["scratch"]) for t in trials] == [
+        ("failed", True),
+        ("ok", True),
+        ("ok", True),
+    ]
+
+
+def test_a_write_command_that_works_in_its_copy_costs_no_extra_model_call() -> None:
+    provider = ScriptedProvider.of("sort -r notes.txt > out.txt")
+    runner = ScratchTable({"sort -r notes.txt > out.txt": (0, "", "")})
+    proposal = run_propose(provider, runner)
+    assert proposal.command == "sort -r notes.txt > out.txt"  # type: ignore[attr-defined]
+    assert len(provider.sent) == 1
+
+
+@needs_bwrap
+def test_in_a_real_directory_a_failing_write_gives_way_to_a_working_one(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("a\nb\n", encoding="utf-8")
+    runner = SandboxDryRunner(tmp_path, "/bin/sh", {"PATH": "/usr/bin:/bin"})
+    failing, working = "sort -r textfile1.txt > out.txt", "sort -r notes.txt > out.txt"
+    provider = ScriptedProvider.of(failing, "tar --bogus -czf x.tgz notes.txt", working)
+    proposal = run_propose(provider, runner, candidates=3)
+    assert proposal.command == working  # type: ignore[attr-defined]
+    assert len(provider.sent) == 3
+    outcomes = [t["outcome"] for t in proposal.trials_json()]  # type: ignore[attr-defined]
+    assert outcomes == ["failed", "failed", "ok"]
+    assert not (tmp_path / "out.txt").exists()
+
+
+@needs_bwrap
+def test_in_a_real_directory_a_failing_write_is_repaired_with_its_error(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("a\nb\n", encoding="utf-8")
+    runner = SandboxDryRunner(tmp_path, "/bin/sh", {"PATH": "/usr/bin:/bin"})
+    failing, fixed = "sort -r textfile1.txt > out.txt", "sort -r notes.txt > out.txt"
+    provider = ScriptedProvider.of(failing, failing, fixed)
+    proposal = run_propose(provider, runner, candidates=2)
+    assert proposal.command == fixed  # type: ignore[attr-defined]
+    repair: list[Message] = provider.sent[2].messages
+    assert "textfile1.txt" in repair[-1].content
+    sources = [(t["source"], t["outcome"]) for t in proposal.trials_json()]  # type: ignore[attr-defined]
+    assert sources == [("greedy", "failed"), ("sample", "failed"), ("repair", "ok")]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "notes.txt"]
 
 
 def test_greedy_options_are_unchanged() -> None:

@@ -1,20 +1,35 @@
-"""Dry runs in the real read-only sandbox (bubblewrap), on this machine's programs."""
+"""Dry runs in the real read-only sandbox (bubblewrap), on this machine's programs, and
+scratch runs of write commands in a throwaway copy of the directory."""
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cliutil import needs_bwrap
-from conch.dryrun import OUTPUT_CAP, DryRun, SandboxDryRunner, sandbox_env
+from conch import dryrun
+from conch.candidates import Trial
+from conch.dryrun import OUTPUT_CAP, DryRun, SandboxDryRunner, bwrap_argv, sandbox_env
+from conch.policy import PolicyContext, assess
 
 
 @pytest.fixture
-def runner(tmp_path: Path) -> SandboxDryRunner:
-    (tmp_path / "notes.txt").write_text("b 10\na 2\n", encoding="utf-8")
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-secret"}
-    return SandboxDryRunner(tmp_path, "/bin/sh", env, timeout=2.0)
+def work(tmp_path: Path) -> Path:
+    """The user's directory: one file, nothing else."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("b 10\na 2\n", encoding="utf-8")
+    return work
+
+
+@pytest.fixture
+def runner(work: Path) -> SandboxDryRunner:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(work), "OPENAI_API_KEY": "sk-secret"}
+    return SandboxDryRunner(work, "/bin/sh", env, timeout=2.0)
 
 
 @needs_bwrap
@@ -25,11 +40,17 @@ def test_output_of_a_working_command_in_the_users_directory(runner: SandboxDryRu
 
 
 @needs_bwrap
-def test_a_write_fails_and_changes_nothing(runner: SandboxDryRunner, tmp_path: Path) -> None:
+def test_a_write_fails_and_changes_nothing(runner: SandboxDryRunner, work: Path) -> None:
+    runner.scratch = False
     run = runner("rm notes.txt && touch new.txt")
     assert run is not None
-    assert run.wrote and not run.failed
-    assert (tmp_path / "notes.txt").exists() and not (tmp_path / "new.txt").exists()
+    assert run.wrote and not run.failed and not run.scratch
+    assert (work / "notes.txt").exists() and not (work / "new.txt").exists()
+    runner.scratch = True
+    run = runner("rm notes.txt && touch new.txt")
+    assert run is not None
+    assert run.scratch and run.exit_code == 0 and not run.wrote
+    assert (work / "notes.txt").exists() and not (work / "new.txt").exists()
 
 
 @needs_bwrap
@@ -96,3 +117,255 @@ def test_outcome_properties() -> None:
     assert DryRun("x", 0, b"out", "warning").warned
     assert DryRun("x", 1, b"", "touch: cannot touch 'a': Read-only file system").wrote
     assert not DryRun("x", 1, b"", "touch: Read-only file system").failed
+
+
+# -- scratch runs: a command that tries to write runs again in a throwaway copy of cwd --
+
+
+def outcome(run: DryRun | None) -> str:
+    assert run is not None
+    return Trial(run.command, assess(run.command, PolicyContext(unsafe=True)), run).outcome
+
+
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The temporary directories the runner creates (to check they are gone)."""
+    created: list[Path] = []
+    real = tempfile.mkdtemp
+
+    def mkdtemp(*args: Any, **kwargs: Any) -> str:
+        path = real(*args, **kwargs)
+        created.append(Path(path))
+        return path
+
+    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp)
+    return created
+
+
+@needs_bwrap
+@pytest.mark.parametrize(
+    ("command", "stdout"),
+    [
+        ("echo hi > out.txt && cat out.txt", b"hi\n"),
+        ("mkdir d && touch d/x", b""),
+        ("sort -r notes.txt > out.txt", b""),
+    ],
+)
+def test_a_write_that_works_is_ok_in_the_copy_and_changes_nothing(
+    runner: SandboxDryRunner, work: Path, made: list[Path], command: str, stdout: bytes
+) -> None:
+    before = sorted(p.name for p in work.iterdir())
+    run = runner(command)
+    assert run is not None
+    assert (run.scratch, run.exit_code, run.stdout, run.wrote) == (True, 0, stdout, False)
+    assert outcome(run) == "ok"
+    assert sorted(p.name for p in work.iterdir()) == before
+    assert (work / "notes.txt").read_text(encoding="utf-8") == "b 10\na 2\n"
+    assert len(made) == 1 and not made[0].exists()
+
+
+@needs_bwrap
+@pytest.mark.parametrize(
+    ("command", "missing", "scratch"),
+    [
+        ("sort missing.txt > out.txt", "missing.txt", True),
+        ("sort -r textfile1.txt > out.txt", "textfile1.txt", True),
+        ("touch log.txt && cp nothere.txt copy.txt", "nothere.txt", True),
+        ("cp nothere.txt copy.txt", "nothere.txt", False),  # fails before it writes
+    ],
+)
+def test_a_write_that_fails_in_the_copy_is_a_failure(
+    runner: SandboxDryRunner, work: Path, command: str, missing: str, scratch: bool
+) -> None:
+    run = runner(command)
+    assert run is not None
+    assert run.scratch is scratch
+    assert outcome(run) == "failed"
+    assert missing in run.error_excerpt()
+    assert sorted(p.name for p in work.iterdir()) == ["notes.txt"]
+
+
+@needs_bwrap
+def test_a_rejected_option_of_a_write_command_is_a_failure(runner: SandboxDryRunner) -> None:
+    run = runner("mkdir d && tar --bogus -czf x.tgz d")
+    assert run is not None and run.scratch
+    assert outcome(run) == "failed" and "bogus" in run.error_excerpt()
+
+
+@needs_bwrap
+def test_a_write_outside_the_directory_is_still_not_judged(
+    tmp_path: Path, made: list[Path]
+) -> None:
+    work, home = tmp_path / "cwd", tmp_path / "elsewhere"
+    work.mkdir()
+    home.mkdir()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home)}
+    runner = SandboxDryRunner(work, "/bin/sh", env, timeout=2.0)
+    for command in ("touch /usr/local/conch-test", 'echo x > "$HOME/note"'):
+        run = runner(command)
+        assert run is not None
+        assert run.wrote and outcome(run) == "wrote"
+    assert not Path("/usr/local/conch-test").exists() and not (home / "note").exists()
+    assert made and not any(path.exists() for path in made)
+
+
+@needs_bwrap
+def test_a_directory_too_big_to_copy_is_not_copied(
+    runner: SandboxDryRunner, work: Path, made: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (work / "more.txt").write_text("x\n", encoding="utf-8")
+    monkeypatch.setattr(dryrun, "SCRATCH_MAX_FILES", 1)
+    run = runner("sort missing.txt > out.txt")
+    assert run is not None and not run.scratch and outcome(run) == "wrote"
+    monkeypatch.setattr(dryrun, "SCRATCH_MAX_FILES", 2000)
+    monkeypatch.setattr(dryrun, "SCRATCH_MAX_BYTES", 10)
+    run = runner("sort missing.txt > out.txt")
+    assert run is not None and not run.scratch and outcome(run) == "wrote"
+    assert made == []
+
+
+@needs_bwrap
+def test_the_root_directory_is_never_copied(made: list[Path]) -> None:
+    runner = SandboxDryRunner(Path("/"), "/bin/sh", {"PATH": "/usr/bin:/bin"}, timeout=2.0)
+    run = runner("sort missing.txt > out.txt")
+    assert run is not None and not run.scratch and outcome(run) == "wrote"
+    assert made == []
+
+
+@needs_bwrap
+def test_no_copy_goes_inside_the_users_directory(
+    runner: SandboxDryRunner, work: Path, made: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (work / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(work / "tmp"))
+    run = runner("sort missing.txt > out.txt")
+    assert run is not None and not run.scratch and outcome(run) == "wrote"
+    assert made == [] and list((work / "tmp").iterdir()) == []
+
+
+@needs_bwrap
+def test_with_scratch_runs_off_a_write_is_not_judged(tmp_path: Path, made: list[Path]) -> None:
+    runner = SandboxDryRunner(tmp_path, "/bin/sh", {"PATH": "/usr/bin:/bin"}, scratch=False)
+    run = runner("sort missing.txt > out.txt")
+    assert run is not None and not run.scratch and outcome(run) == "wrote"
+    assert made == []
+
+
+@needs_bwrap
+def test_the_copy_keeps_modes_times_and_symlinks_and_skips_special_files(
+    runner: SandboxDryRunner, work: Path
+) -> None:
+    script = work / "run.sh"
+    script.write_text("#!/bin/sh\necho ran\n", encoding="utf-8")
+    script.chmod(0o751)
+    os.utime(script, (1500000000, 1500000000))
+    (work / "link").symlink_to("notes.txt")
+    os.mkfifo(work / "pipe")
+    run = runner("stat -c '%a %Y' run.sh; readlink link; cat link; ls; ./run.sh > out.txt")
+    assert run is not None and run.scratch and run.exit_code == 0
+    assert run.stdout.decode().splitlines() == [
+        "751 1500000000",
+        "notes.txt",
+        "b 10",
+        "a 2",
+        "link",
+        "notes.txt",
+        "run.sh",
+    ]
+
+
+@needs_bwrap
+def test_the_copy_is_removed_even_when_the_command_locks_it(
+    runner: SandboxDryRunner, made: list[Path]
+) -> None:
+    run = runner("mkdir -p d/e && touch d/e/f && chmod 000 d/e d")
+    assert run is not None and run.scratch and run.exit_code == 0
+    assert len(made) == 1 and not made[0].exists()
+
+
+def test_the_copy_is_removed_when_the_run_raises(
+    tmp_path: Path, made: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wrote = DryRun("touch x", 1, b"", "touch: cannot touch 'x': Read-only file system")
+    calls: list[list[str]] = []
+
+    def run_capped(argv: list[str], *_: object) -> DryRun:
+        calls.append(argv)
+        if len(calls) > 1:
+            raise KeyboardInterrupt
+        return wrote
+
+    monkeypatch.setattr(dryrun, "run_capped", run_capped)
+    runner = SandboxDryRunner(tmp_path, bwrap="/usr/bin/bwrap")
+    with pytest.raises(KeyboardInterrupt):
+        runner("touch x")
+    assert len(made) == 1 and not made[0].exists()
+
+
+@needs_bwrap
+def test_tmp_is_writable_in_the_copy_and_keeps_what_is_there(
+    runner: SandboxDryRunner, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dryrun, "SCRATCH_MAX_TMP_ENTRIES", 100_000)
+    outside = work.parent / "outside.txt"  # next to the directory, under /tmp
+    outside.write_text("kept\n", encoding="utf-8")
+    run = runner(f"cat {outside} > copy.txt && echo t > /tmp/conch-new && cat copy.txt")
+    assert run is not None and run.scratch
+    assert (run.exit_code, run.stdout) == (0, b"kept\n")
+    assert not Path("/tmp/conch-new").exists()
+
+
+@needs_bwrap
+def test_a_file_past_the_size_limit_is_not_judged(
+    runner: SandboxDryRunner, work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dryrun, "SCRATCH_MAX_WRITE", 64 * 1024)
+    run = runner("head -c 1000000 /dev/zero > big")
+    assert run is not None and not run.scratch and outcome(run) == "wrote"
+    run = runner("head -c 1000 /dev/zero > small")
+    assert run is not None and run.scratch and outcome(run) == "ok"
+
+
+def test_read_only_argv_is_unchanged_and_the_scratch_one_mounts_tmp_before_the_copy() -> None:
+    cwd, copy = Path("/tmp/work"), Path("/tmp/conch-dryrun-x/cwd")
+    plain = bwrap_argv("bwrap", "ls", "/bin/sh", cwd)
+    assert plain == [
+        "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+        "--unshare-all", "--die-with-parent", "--new-session", "--chdir", "/tmp/work",
+        "--", "/bin/sh", "-c", "ls",
+    ]  # fmt: skip
+    scratch = bwrap_argv("bwrap", "ls", "/bin/bash", cwd, copy)
+    assert scratch[:11] == [
+        "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+        "--tmpfs", "/tmp", "--bind",
+    ]  # fmt: skip
+    assert scratch[11:13] == [str(copy), "/tmp/work"]
+    assert scratch[-3:] == [str(dryrun.SCRATCH_MAX_WRITE // 512), "/bin/bash", "ls"]
+    assert scratch.count("--bind") == 1 and "--tmpfs" not in bwrap_argv(
+        "bwrap", "ls", "/bin/sh", cwd, copy, None
+    )
+
+
+@needs_bwrap
+def test_with_too_much_in_tmp_it_stays_read_only(
+    runner: SandboxDryRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dryrun, "SCRATCH_MAX_TMP_ENTRIES", 0)
+    run = runner("echo x > out.txt && cat out.txt")
+    assert run is not None and run.scratch and (run.exit_code, run.stdout) == (0, b"x\n")
+    run = runner("echo x > /tmp/conch-new")
+    assert run is not None and outcome(run) == "wrote"
+
+
+def test_tmp_keeps_its_entries_only_when_the_command_may_read_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dryrun, "SCRATCH_MAX_TMP_ENTRIES", 100_000)
+    assert tmp_path.parts[1] == "tmp"
+    top = tmp_path.parts[2]  # the entry of /tmp holding tmp_path
+    home = Path("/home/someone/project")
+    assert dryrun._tmp_kept("sort a > b", home, exclude=Path("/tmp/x")) == []
+    named = dryrun._tmp_kept("sort /tmp/a > b", home, exclude=Path("/tmp/x"))
+    assert named is not None and top in named
+    under = dryrun._tmp_kept("sort a > b", tmp_path, exclude=Path("/tmp") / top)
+    assert under is not None and top not in under

@@ -16,6 +16,8 @@ _NO_DRY_RUN: dict[str, Any] = {"dry_run": False}
 VARIANTS: dict[str, dict[str, Any]] = {
     # what `conch --no-dry-run` does: no dry runs, so no extra candidates and no repair
     "conch-no-dry-run": {"generation": _NO_DRY_RUN},
+    # dry runs read-only only: a write command is not run again in a copy of the tree
+    "conch-no-scratch": {"generation": {"dry_run_scratch": False}},
     # several candidates for every request, chosen by dry-run outcome and vote
     "conch-vote": {"generation": {"sample_when": "always"}},
     # the same with eight candidates (the greedy answer and seven samples)
@@ -53,5 +55,6 @@ class ConchVariant(ConchGenerator):
 
     def generate(self, task: Task) -> Candidate:
         root = self.roots.get(task.fs)
-        runner = FixtureDryRunner(root, task) if root is not None else None
+        scratch = self.overrides.get("generation", {}).get("dry_run_scratch", True)
+        runner = FixtureDryRunner(root, task, scratch=scratch) if root is not None else None
         return conch_candidate(self.provider, task.nl, runner, self.overrides)

@@ -3,12 +3,16 @@
 The benchmark stands in for the user's machine with the task's file tree: conch's dry runs of
 candidate commands happen in that tree bound read-only as ``/`` (with the host's ``/usr`` and
 ``/etc``, as the judged runs see them), where the CLI would use the real filesystem bound
-read-only. conch never sees the reference commands or their output.
+read-only. A command that tries to write runs again in a throwaway writable copy of the tree,
+as the CLI runs it again in a copy of the current directory (the tree is the task's working
+directory, ``/``, and small). conch never sees the reference commands or their output.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +20,7 @@ from typing import Any
 
 from benchmarks.accuracy.candidate import Candidate, Task
 from benchmarks.accuracy.candidate import looks_refused as looks_like_refusal
+from benchmarks.accuracy.fixtures import copy_tree, remove_tree
 from benchmarks.accuracy.generators import PROVIDER_ERROR, make_provider
 from benchmarks.accuracy.sandbox import bwrap_argv
 from conch.dryrun import DEFAULT_TIMEOUT_S, DryRun, DryRunner, run_capped
@@ -32,16 +37,40 @@ class ConchCandidate(Candidate):
 
 
 class FixtureDryRunner:
-    """conch's dry runs for one task: its fixture tree, read-only, as ``/``."""
+    """conch's dry runs for one task: its fixture tree, read-only, as ``/``; a command that
+    tries to write runs again in a writable copy of the tree (``scratch``), which is then
+    deleted. The tree itself never changes (beyond the empty mount points bubblewrap needs)."""
 
-    def __init__(self, root: Path, task: Task, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self, root: Path, task: Task, timeout: float = DEFAULT_TIMEOUT_S, scratch: bool = True
+    ) -> None:
         self.root = root
         self.task = task
         self.timeout = timeout
+        self.scratch = scratch
 
     def __call__(self, command: str) -> DryRun | None:
         argv = bwrap_argv(self.root, command, self.task.shell, self.task.env, read_only=True)
-        return run_capped(argv, command, {"PATH": os.environ.get("PATH", "")}, self.timeout)
+        run = run_capped(argv, command, self._env(), self.timeout)
+        if run is None or not run.wrote or run.timed_out or not self.scratch:
+            return run
+        started = time.monotonic()
+        parent = Path(tempfile.mkdtemp(prefix="conch-fixture-dryrun-"))
+        try:
+            copy = parent / "tree"
+            copy_tree(self.root, copy)  # shutil.copytree, symlinks kept, times restored
+            argv = bwrap_argv(copy, command, self.task.shell, self.task.env, read_only=False)
+            scratch = run_capped(argv, command, self._env(), self.timeout)
+        finally:
+            remove_tree(parent)
+        if scratch is None:
+            return run
+        seconds = run.seconds + time.monotonic() - started
+        return dataclasses.replace(scratch, scratch=True, seconds=seconds)
+
+    @staticmethod
+    def _env() -> dict[str, str]:
+        return {"PATH": os.environ.get("PATH", "")}
 
 
 def conch_candidate(

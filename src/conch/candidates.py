@@ -3,9 +3,16 @@
 Each candidate is dry-run (see ``conch.dryrun``) and sorted into an outcome: it printed
 something (``ok``), it tried to change files (``wrote``, which a read-only dry run cannot
 judge), it printed nothing, it complained on stderr (``warned``), or it failed (an error exit
-with a message, or a timeout). The best outcome class wins; within it, candidates vote with
-what they printed (whitespace- and order-insensitive), so the command that most samples agree
-on is chosen, and on a tie the earliest (the greedy answer comes first).
+with a message, or a timeout). A command that tried to write and was run again in a throwaway
+copy of the directory (a scratch run) is judged by that run: ``ok`` when it exited 0, even
+silently or with notes on stderr (a write command that works prints nothing; ``dd``, ``git``
+and ``tar`` report on stderr), ``failed`` as any run, ``empty`` for a silent non-zero exit,
+and still ``wrote`` when it wrote outside the copy.
+
+The best outcome class wins; within it, candidates vote with what they printed (whitespace-
+and order-insensitive), so the command that most samples agree on is chosen, and on a tie the
+earliest (the greedy answer comes first). Write commands (scratch runs included) vote with the
+command itself: what they print says little about what they did.
 """
 
 from __future__ import annotations
@@ -20,7 +27,8 @@ _SPACES = re.compile(r"[ \t]+")
 
 
 # Outcome classes and their rank (lower is better). A write attempt ranks with printing: a
-# read-only dry run cannot judge it. "untried": no dry run (unavailable, or policy-rejected).
+# read-only dry run cannot judge it. A write command that worked in its scratch copy is "ok"
+# (a failed one "failed"). "untried": no dry run (unavailable, or policy-rejected).
 RANK = {"ok": 0, "wrote": 0, "untried": 0, "empty": 1, "warned": 1, "failed": 2}
 
 
@@ -42,15 +50,18 @@ class Trial:
             return "failed"
         if run.wrote:
             return "wrote"
+        if run.scratch:  # write commands report on stderr (dd, git, tar) and print nothing
+            return "ok" if run.exit_code == 0 else "empty"
         if run.warned:
             return "warned"
         return "ok" if run.stdout.strip() else "empty"
 
     def signature(self) -> tuple[str, ...]:
         """What the command did, for voting: its output lines normalised and sorted, or the
-        command itself when the output says nothing (a write attempt, no dry run)."""
+        command itself when the output says nothing (a write attempt, a scratch run, no dry
+        run)."""
         run = self.dry_run
-        if run is None or run.wrote:
+        if run is None or run.wrote or run.scratch:
             return ("command", " ".join(self.command.split()))
         text = run.stdout.decode("utf-8", errors="replace")
         lines = (_SPACES.sub(" ", line).strip() for line in text.splitlines())
@@ -65,7 +76,9 @@ class Trial:
         }
         if self.dry_run is not None:
             data["exit_code"] = self.dry_run.exit_code
-            if self.dry_run.failed or self.dry_run.warned:
+            if self.dry_run.scratch:
+                data["scratch"] = True
+            if self.outcome in ("failed", "warned"):
                 data["error"] = self.dry_run.error_excerpt()
         return data
 

@@ -8,6 +8,31 @@ program does not accept, a missing file), and what it prints, so several candida
 compared by what they do rather than how they look. A command that tries to write fails with
 "Read-only file system"; that outcome is marked ``wrote`` and says nothing about correctness.
 
+Scratch runs. When the read-only run ``wrote``, the command is run once more in a throwaway
+writable copy of the working directory, so a write command that would fail (a missing input
+file, an option the program rejects) is caught too. The copy is made only when the directory
+is small (``SCRATCH_MAX_FILES`` entries and ``SCRATCH_MAX_BYTES`` of regular-file data,
+counted without following symlinks), is not ``/`` and does not hold the temporary directory
+the copy would go to. Symlinks are copied as symlinks (an absolute one still points at the
+real, read-only file), special files are left out, modes and modification times are kept
+(``make``, ``cp -u`` and ``find -newer`` look at them), and an unreadable file means no copy.
+The copy is bound writable at the directory's own path over the same read-only root, with an
+empty tmpfs on ``/tmp`` so temporary files work; nothing else is writable, and the copy is
+deleted afterwards whatever happened. Decisions this makes:
+
+* When the command names ``/tmp`` or the directory lies under it, what ``/tmp`` already holds
+  is bound read-only into that tmpfs (each entry costs a mount, about a millisecond, so not
+  otherwise), so reading an existing file there does not look like a failure. With more than
+  ``SCRATCH_MAX_TMP_ENTRIES`` entries there is no tmpfs at all and ``/tmp`` stays read-only.
+* A write outside the copy still meets "Read-only file system", so that run stays ``wrote``.
+* Ownership is not copied: everything in the copy belongs to the user, so a write the real
+  permissions would refuse may succeed there (which is no worse than not judging it).
+* No file the scratch run writes may grow past ``SCRATCH_MAX_WRITE`` (a file size limit, so a
+  dry run cannot fill the disk); a command that reaches it is not judged, like one that
+  bubblewrap cannot set up: the read-only result stands.
+* The scratch run has its own time limit; a read-only run that timed out is not retried. The
+  ``seconds`` of a scratch result count both runs and the copy.
+
 Nothing a dry run prints leaves the machine: conch compares outputs locally and sends the
 model only the first lines of an error message when it asks for a repair.
 """
@@ -15,13 +40,16 @@ model only the first lines of an error message when it asks for a repair.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import selectors
 import shutil
 import signal
+import stat
 import subprocess
+import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,11 +58,23 @@ OUTPUT_CAP = 64 * 1024
 _READ_SIZE = 65536
 _KEPT_ENV = ("HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "SHELL")
 _READ_ONLY = ("read-only file system", "read only file system")
+SCRATCH_MAX_FILES = 2000
+SCRATCH_MAX_BYTES = 32 * 1024 * 1024
+SCRATCH_MAX_TMP_ENTRIES = 256
+SCRATCH_MAX_WRITE = 64 * 1024 * 1024  # the largest file a scratch run may write
+_TMP = "/tmp"
+_TOO_LARGE = ("file size limit exceeded", "file too large")
+# Sets the file size limit (in the 512-byte blocks of POSIX sh) before running the command.
+_LIMITED = 'ulimit -f "$1" 2>/dev/null; exec "$2" -c "$3"'
 
 
 @dataclass(frozen=True, slots=True)
 class DryRun:
-    """What a command did in the read-only sandbox (output capped at ``OUTPUT_CAP``)."""
+    """What a command did in the sandbox (output capped at ``OUTPUT_CAP``).
+
+    ``scratch``: it ran in a writable throwaway copy of the working directory, because the
+    read-only run tried to write (``seconds`` then counts both runs and the copy).
+    """
 
     command: str
     exit_code: int
@@ -42,6 +82,7 @@ class DryRun:
     stderr: str
     timed_out: bool = False
     seconds: float = 0.0
+    scratch: bool = False
 
     @property
     def wrote(self) -> bool:
@@ -109,24 +150,57 @@ def sandbox_env(env: Mapping[str, str]) -> dict[str, str]:
     return kept
 
 
-def bwrap_argv(bwrap: str, command: str, shell: str, cwd: Path) -> list[str]:
-    """The bubblewrap command line that runs ``command`` read-only in ``cwd``."""
-    return [
+def bwrap_argv(
+    bwrap: str,
+    command: str,
+    shell: str,
+    cwd: Path,
+    copy: Path | None = None,
+    tmp_kept: Sequence[str] | None = (),
+) -> list[str]:
+    """The bubblewrap command line that runs ``command`` read-only in ``cwd``.
+
+    With ``copy`` (a scratch run), ``copy`` is bound writable at ``cwd``'s path and ``/tmp``
+    is an empty tmpfs holding read-only binds of the names in ``tmp_kept`` (entries of the real
+    ``/tmp``); ``tmp_kept=None`` leaves ``/tmp`` read-only instead. The tmpfs comes before the
+    copy, so a ``cwd`` under ``/tmp`` is mounted on top of it (bubblewrap mounts in order and
+    creates the mount point). The command's shell is started by ``/bin/sh`` with no file
+    larger than ``SCRATCH_MAX_WRITE``.
+    """
+    argv = [
         bwrap,
         "--ro-bind", "/", "/",
         "--dev", "/dev",
         "--proc", "/proc",
+    ]  # fmt: skip
+    if copy is not None:
+        if tmp_kept is not None:
+            argv += ["--tmpfs", _TMP]
+            for name in tmp_kept:
+                path = os.path.join(_TMP, name)
+                try:
+                    target = os.readlink(path)
+                except OSError:  # not a symlink (or gone: the bind is optional)
+                    argv += ["--ro-bind-try", path, path]
+                else:
+                    argv += ["--symlink", target, path]
+        argv += ["--bind", str(copy), str(cwd)]
+    argv += [
         "--unshare-all",
         "--die-with-parent",
         "--new-session",
         "--chdir", str(cwd),
         "--",
-        shell, "-c", command,
     ]  # fmt: skip
+    if copy is None:
+        return [*argv, shell, "-c", command]
+    blocks = str(SCRATCH_MAX_WRITE // 512)
+    return [*argv, "/bin/sh", "-c", _LIMITED, "sh", blocks, shell, command]
 
 
 class SandboxDryRunner:
-    """Dry runs on this machine: the real filesystem, read-only, in the user's directory."""
+    """Dry runs on this machine: the real filesystem, read-only, in the user's directory;
+    with ``scratch``, a command that tries to write runs again in a copy of the directory."""
 
     def __init__(
         self,
@@ -135,12 +209,14 @@ class SandboxDryRunner:
         env: Mapping[str, str] | None = None,
         timeout: float = DEFAULT_TIMEOUT_S,
         bwrap: str | None = None,
+        scratch: bool = True,
     ) -> None:
         self.cwd = cwd
         self.shell = shell
         self.env = sandbox_env(os.environ if env is None else env)
         self.timeout = timeout
         self.bwrap = bwrap if bwrap is not None else bwrap_available()
+        self.scratch = scratch
 
     @property
     def available(self) -> bool:
@@ -149,8 +225,127 @@ class SandboxDryRunner:
     def __call__(self, command: str) -> DryRun | None:
         if self.bwrap is None:
             return None
+        started = time.monotonic()
         argv = bwrap_argv(self.bwrap, command, self.shell, self.cwd)
-        return run_capped(argv, command, self.env, self.timeout)
+        run = run_capped(argv, command, self.env, self.timeout)
+        if run is None or not run.wrote or run.timed_out or not self.scratch:
+            return run
+        scratch = self._scratch_run(self.bwrap, command)
+        seconds = time.monotonic() - started
+        if scratch is None:
+            return dataclasses.replace(run, seconds=seconds)
+        return dataclasses.replace(scratch, scratch=True, seconds=seconds)
+
+    def _scratch_run(self, bwrap: str, command: str) -> DryRun | None:
+        """The command run in a writable copy of ``cwd``; None when no copy could be made."""
+        cwd = self.cwd
+        if not cwd.is_absolute() or cwd.resolve() == Path("/"):
+            return None
+        if Path(tempfile.gettempdir()).resolve().is_relative_to(cwd.resolve()):
+            return None  # the copy would appear among the user's files
+        entries = scan_tree(cwd)
+        if entries is None:
+            return None
+        root = Path(tempfile.mkdtemp(prefix="conch-dryrun-"))
+        try:
+            copy = root / "cwd"
+            if not copy_tree(cwd, copy, entries):
+                return None
+            kept = _tmp_kept(command, cwd, exclude=root)
+            argv = bwrap_argv(bwrap, command, self.shell, cwd, copy, kept)
+            run = run_capped(argv, command, self.env, self.timeout)
+        finally:
+            remove_tree(root)
+        return None if run is None or _inconclusive(run) else run
+
+
+def scan_tree(top: Path) -> list[tuple[str, str]] | None:
+    """The entries under ``top`` as (relative path, kind: dir, file, link or other), parents
+    first, or None when it is too big for a scratch copy or cannot be read."""
+    entries: list[tuple[str, str]] = []
+    size = 0
+
+    def fail(error: OSError) -> None:
+        raise error
+
+    try:
+        for current, dirs, files in os.walk(top, onerror=fail):
+            base = os.path.relpath(current, top)
+            for name in [*dirs, *files]:
+                info = os.lstat(os.path.join(current, name))
+                relative = os.path.normpath(os.path.join(base, name))
+                if stat.S_ISLNK(info.st_mode):
+                    kind = "link"
+                elif stat.S_ISDIR(info.st_mode):
+                    kind = "dir"
+                elif stat.S_ISREG(info.st_mode):
+                    kind = "file"
+                    size += info.st_size
+                else:
+                    kind = "other"
+                entries.append((relative, kind))
+                if len(entries) > SCRATCH_MAX_FILES or size > SCRATCH_MAX_BYTES:
+                    return None
+    except OSError:
+        return None
+    return entries
+
+
+def copy_tree(top: Path, copy: Path, entries: list[tuple[str, str]]) -> bool:
+    """Copy the scanned ``entries`` of ``top`` to a new ``copy`` (modes and times kept,
+    symlinks as symlinks, special files left out); False when something cannot be read."""
+    try:
+        os.mkdir(copy, 0o700)
+        directories = [(top, copy)]
+        for relative, kind in entries:
+            source, target = top / relative, copy / relative
+            if kind == "dir":
+                os.mkdir(target, 0o700)
+                directories.append((source, target))
+            elif kind == "file":
+                shutil.copy2(source, target, follow_symlinks=False)
+            elif kind == "link":
+                os.symlink(os.readlink(source), target)
+        # a directory's own mode and times last, deepest first (its children are written)
+        for source, target in sorted(directories, key=lambda d: len(d[1].parts), reverse=True):
+            shutil.copystat(source, target, follow_symlinks=False)
+    except OSError:
+        return False
+    return True
+
+
+def remove_tree(path: Path) -> None:
+    """Delete a scratch copy, even where the command took away permissions."""
+    for current, dirs, _files in os.walk(path):
+        for name in dirs:
+            full = os.path.join(current, name)
+            if not os.path.islink(full):
+                with contextlib.suppress(OSError):
+                    os.chmod(full, 0o700)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _tmp_kept(command: str, cwd: Path, exclude: Path) -> list[str] | None:
+    """What of the real ``/tmp`` a scratch run keeps visible (read-only) in its tmpfs: all of
+    it when the command names /tmp or runs under it, else nothing; None for no tmpfs."""
+    under_tmp = cwd.is_relative_to(_TMP) or cwd.resolve().is_relative_to(_TMP)
+    if _TMP not in command and not under_tmp:
+        return []
+    try:
+        names = sorted(os.listdir(_TMP))
+    except OSError:
+        return None
+    names = [n for n in names if os.path.join(_TMP, n) != str(exclude)]
+    return names if len(names) <= SCRATCH_MAX_TMP_ENTRIES else None
+
+
+def _inconclusive(run: DryRun) -> bool:
+    """The scratch run says nothing about the command: bubblewrap could not set it up, or it
+    wrote a file past the size limit (as it may really be meant to)."""
+    if run.exit_code != 0 and run.stderr.startswith("bwrap: "):
+        return True
+    too_large = any(marker in run.stderr.lower() for marker in _TOO_LARGE)
+    return too_large or run.exit_code == 128 + signal.SIGXFSZ
 
 
 def run_capped(

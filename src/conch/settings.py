@@ -94,6 +94,7 @@ class GenerationSettings(_Model):
 
     few_shot: int = Field(default=4, ge=0, le=16)
     dry_run: bool = True
+    dry_run_scratch: bool = True
     dry_run_timeout_s: float = Field(default=2.0, gt=0, le=30)
     candidates: int = Field(default=4, ge=1, le=8)
     sample_temperature: float = Field(default=0.8, ge=0.0, le=2.0)

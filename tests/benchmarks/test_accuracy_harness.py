@@ -410,3 +410,69 @@ def test_the_candidate_cache_keeps_conchs_trials(tmp_path: Path) -> None:
     assert kept.trials == trials
     assert kept.command == "ls"
     assert type(cache.get("sgpt", task())) is Candidate
+
+
+# -- conch's dry runs in a task's tree: read-only, and writes again in a throwaway copy --
+
+
+@pytest.fixture
+def dry_tree(tmp_path: Path) -> Path:
+    """A fixture tree that has had read-only dry runs (which add their mount points)."""
+    from benchmarks.accuracy.conch_tool import FixtureDryRunner
+
+    root = fixture_tree(tmp_path / "tree")
+    for shell in ("/bin/bash", "/bin/sh"):
+        FixtureDryRunner(root, task(shell=shell))("true")
+    return root
+
+
+@needs_bwrap
+def test_conchs_dry_run_of_a_working_write_runs_in_a_copy_of_the_tree(
+    dry_tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    from benchmarks.accuracy.conch_tool import FixtureDryRunner
+
+    made: list[str] = []
+    real = tempfile.mkdtemp
+
+    def mkdtemp(*args: Any, **kwargs: Any) -> str:
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp)
+    before = tree_state(dry_tree)
+    run = FixtureDryRunner(dry_tree, task())("cd /testbed && sort a.txt > out && cat out")
+    assert run is not None
+    assert (run.scratch, run.exit_code, run.stdout, run.wrote) == (True, 0, b"hi\n", False)
+    assert tree_state(dry_tree) == before
+    assert len(made) == 1 and not Path(made[0]).exists()
+
+
+@needs_bwrap
+def test_conchs_dry_run_of_a_failing_write_is_a_failure_and_changes_nothing(
+    dry_tree: Path,
+) -> None:
+    from benchmarks.accuracy.conch_tool import FixtureDryRunner
+
+    before = tree_state(dry_tree)
+    run = FixtureDryRunner(dry_tree, task())("sort -r /testbed/textfile1.txt > /testbed/out")
+    assert run is not None and run.scratch and run.failed
+    assert "textfile1.txt" in run.error_excerpt()
+    busybox = FixtureDryRunner(dry_tree, task(shell="/bin/sh"))("touch /testbed/new && ls /testbed")
+    assert busybox is not None and busybox.scratch and b"new" in busybox.stdout
+    assert tree_state(dry_tree) == before
+
+
+@needs_bwrap
+def test_conchs_dry_run_of_a_write_outside_the_tree_or_without_scratch_is_not_judged(
+    dry_tree: Path,
+) -> None:
+    from benchmarks.accuracy.conch_tool import FixtureDryRunner
+
+    outside = FixtureDryRunner(dry_tree, task())("touch /usr/conch-test")
+    assert outside is not None and outside.wrote and not outside.failed
+    off = FixtureDryRunner(dry_tree, task(), scratch=False)("touch /testbed/x")
+    assert off is not None and off.wrote and not off.scratch
+    assert not (dry_tree / "testbed" / "x").exists()

@@ -199,7 +199,11 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
         from conch.dryrun import SandboxDryRunner
 
         dry_runner = SandboxDryRunner(
-            env.cwd, platform.shell, env.environ, settings.generation.dry_run_timeout_s
+            env.cwd,
+            platform.shell,
+            env.environ,
+            settings.generation.dry_run_timeout_s,
+            scratch=settings.generation.dry_run_scratch,
         )
         if not dry_runner.available:
             dry_runner = None
