@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
 import os
 import shutil
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.accuracy.candidate import Task
+from conch.dryrun import remove_tree as remove_copy
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data" / "nl2sh-alfa"
 TASKS_FILE = DATA_DIR / "test.jsonl"
@@ -125,14 +125,10 @@ def copy_tree(src: Path, dst: Path) -> None:
 
 
 def remove_tree(path: Path) -> None:
-    """Delete a task's tree copy, even where the command under test removed permissions."""
+    """Delete a task's tree copy, even where the command under test removed permissions
+    (as conch deletes its dry-run copies), and say so when something is left."""
     if not path.exists() and not path.is_symlink():
         return
-
-    for current, subdirs, _files in os.walk(path):
-        for name in subdirs:
-            full = os.path.join(current, name)
-            if not os.path.islink(full):
-                with contextlib.suppress(OSError):
-                    os.chmod(full, 0o700)
-    shutil.rmtree(path)
+    remove_copy(path)
+    if path.exists() or path.is_symlink():
+        raise OSError(f"could not remove {path}")
