@@ -92,7 +92,7 @@ class ExecutionSettings(_Model):
 class GenerationSettings(_Model):
     """How commands are generated (each knob measured on the accuracy benchmark)."""
 
-    few_shot: int = Field(default=8, ge=0, le=16)
+    few_shot: int = Field(default=4, ge=0, le=16)
     dry_run: bool = True
     dry_run_scratch: bool = True
     dry_run_timeout_s: float = Field(default=2.0, gt=0, le=30)
