@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from conch.examples import corpus, nearest
 from conch.generate import select_examples
 from conch.policy import assess
@@ -45,3 +47,31 @@ def test_file_names_and_paths_count_by_their_extensions_only() -> None:
 def test_a_file_name_in_the_request_does_not_pull_in_examples_about_other_files() -> None:
     picked = nearest("show the sha512 checksum of notes.txt", 4)
     assert any("sum" in e.command.split()[0] for e in picked), picked
+
+
+def test_documentation_covers_the_programs_of_the_nearest_examples(tmp_path: Path) -> None:
+    from conch.generate import documentation_for
+    from conch.settings import ValidationSettings
+
+    prompt = PromptConfig()
+    request = "count the lines in notes.txt"
+    nearest_first = list(dict.fromkeys(e.command.split()[0] for e in reversed(nearest(request))))
+    text = documentation_for(prompt, request, 1, 4, ValidationSettings(), tmp_path)
+    assert text.startswith(f"## {nearest_first[0]} (")  # found on PATH, with its path
+    assert "Usage" in text or "usage" in text
+    assert documentation_for(prompt, request, 0, 4, ValidationSettings(), tmp_path) == ""
+
+
+def test_documentation_follows_the_request_in_the_prompt() -> None:
+    from conch.context import RequestContext
+    from conch.generate import DOCUMENTATION_PROMPT, generate
+    from conch.providers import ScriptedProvider
+
+    provider = ScriptedProvider.of("wc -l notes.txt")
+    prompt = PromptConfig()
+    ctx = RequestContext(request="count the lines in notes.txt")
+    generated = generate(provider, prompt, "Linux", ctx, documentation="## wc\nUsage: wc")
+    assert generated.command == "wc -l notes.txt"
+    last, before = provider.sent[0].messages[-1], provider.sent[0].messages[-2]
+    assert (before.role, before.content) == ("user", "count the lines in notes.txt")
+    assert (last.role, last.content) == ("user", DOCUMENTATION_PROMPT + "## wc\nUsage: wc")

@@ -18,6 +18,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "conch-no-dry-run": {"generation": _NO_DRY_RUN},
     # dry runs read-only only: a write command is not run again in a copy of the tree
     "conch-no-scratch": {"generation": {"dry_run_scratch": False}},
+    # this machine's --help excerpt for the programs of the two nearest worked examples
+    "conch-docs-2": {"generation": {"documentation": 2}},
     # several candidates for every request, chosen by dry-run outcome and vote
     "conch-vote": {"generation": {"sample_when": "always"}},
     # the same with eight candidates (the greedy answer and seven samples)

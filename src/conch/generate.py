@@ -6,6 +6,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from conch.context import RequestContext, build_messages
 from conch.errors import ModelOutputError
@@ -14,7 +15,7 @@ from conch.extract import ONE_LINE_GRAMMAR, extract_command
 from conch.history import HistoryEntry
 from conch.messages import Chunk, GenerationOptions, Message, Usage
 from conch.providers.base import Provider, complete
-from conch.settings import PromptConfig
+from conch.settings import PromptConfig, ValidationSettings
 
 EXPLAINER_PROMPT = (
     "You are a shell and tool usage explainer. Explain what the given command will do on the "
@@ -34,6 +35,9 @@ ANALYZER_PROMPT = (
     "Given the JSON record of the latest invocation, explain what likely happened and why, "
     "then suggest concrete next steps (a better request, a flag, a fix). Be brief."
 )
+
+
+DOCUMENTATION_PROMPT = "Documentation on this machine of programs that may help:\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,16 +61,20 @@ def generate(
     seed: int | None = None,
     max_tokens: int = 256,
     failed: tuple[str, str] | None = None,
+    documentation: str = "",
 ) -> Generated:
     """Ask the model for one command and extract it from the reply.
 
     ``few_shot`` worked examples nearest to the request are shown first; with a tool
     whitelist, only examples that use allowed tools. ``failed`` is a ``(command, error)``
     pair from an earlier attempt: the model is shown it and asked for a corrected command.
+    ``documentation`` (see ``documentation_for``) follows the request.
     """
     messages = build_messages(
         prompt, platform_description, ctx, select_examples(prompt, ctx.request, few_shot)
     )
+    if documentation:
+        messages.append(Message("user", DOCUMENTATION_PROMPT + documentation))
     if failed is not None:
         command, error = failed
         messages += [
@@ -97,6 +105,28 @@ def select_examples(prompt: PromptConfig, request: str, k: int) -> list[Example]
     if allowed:
         candidates = [e for e in candidates if e.command.split()[0] in allowed][-k:]
     return candidates
+
+
+def documentation_for(
+    prompt: PromptConfig,
+    request: str,
+    programs: int,
+    few_shot: int,
+    settings: ValidationSettings,
+    cache_dir: Path | None,
+) -> str:
+    """An excerpt of this machine's ``--help`` (or man page) for the first ``programs``
+    programs the nearest worked examples use, nearest first; empty when there are none."""
+    if programs <= 0:
+        return ""
+    names: list[str] = []
+    for example in reversed(select_examples(prompt, request, max(few_shot, programs))):
+        name = example.command.split()[0]
+        if name not in names:
+            names.append(name)
+    from conch.validate import help_for_prompt
+
+    return help_for_prompt(names[:programs], settings, cache_dir, per_command=800)
 
 
 def explain(

@@ -15,7 +15,7 @@ from conch.candidates import Trial, choose, is_doubtful
 from conch.context import RequestContext
 from conch.dryrun import DryRunner
 from conch.errors import ConchError, ModelOutputError
-from conch.generate import Generated, generate
+from conch.generate import Generated, documentation_for, generate
 from conch.messages import Chunk
 from conch.platform import PlatformContext
 from conch.policy import Decision, PolicyContext, Verdict, assess
@@ -80,6 +80,9 @@ def propose(
     """
     gen = settings.generation
     describe = platform.describe()
+    documentation = documentation_for(
+        prompt, ctx.request, gen.documentation, gen.few_shot, settings.validation, cache_dir
+    )
 
     def ask(
         temperature: float,
@@ -99,6 +102,7 @@ def propose(
             seed=seed,
             max_tokens=max_tokens,
             failed=failed,
+            documentation=documentation,
         )
 
     generated = ask(settings.ai.temperature, stream=on_chunk)

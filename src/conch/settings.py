@@ -93,6 +93,7 @@ class GenerationSettings(_Model):
     """How commands are generated (each knob measured on the accuracy benchmark)."""
 
     few_shot: int = Field(default=4, ge=0, le=16)
+    documentation: int = Field(default=0, ge=0, le=4)
     dry_run: bool = True
     dry_run_scratch: bool = True
     dry_run_timeout_s: float = Field(default=2.0, gt=0, le=30)
