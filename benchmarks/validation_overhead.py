@@ -1,9 +1,11 @@
-"""What checking adds to a request: help collection (cold, warm), static checks, the dry run,
-and the model's verdict.
+"""What checking adds to a request: help collection (cold, warm), static checks, the dry run
+(for write commands, the second run in a throwaway copy of the directory), and the model's
+verdict.
 
     python benchmarks/validation_overhead.py [--model-commands N] [--out FILE]
 
-Cold = an empty help cache; warm = the same commands again. The model verdict is measured on
+Cold = an empty help cache; warm = the same commands again. The commands run in a small
+project directory made for the purpose (60 entries, the files they name). The model verdict is measured on
 the embedded model (loaded once, as a warm service would hold it) with model_check: always, and
 the added latency under the default model_check: on_issues is reported per command.
 """
@@ -39,6 +41,19 @@ COMMANDS = [
 ]
 
 
+def small_project(root: Path) -> Path:
+    """The directory the commands run in: the files they name, in a project of 60 entries (a
+    write command's dry run copies it)."""
+    (root / "logs").mkdir(parents=True)
+    (root / "src").mkdir()
+    for i in range(20):
+        (root / "logs" / f"app-{i}.log").write_text(f"line {i}\n" * 200)
+        (root / "src" / f"module_{i}.py").write_text(f"# TODO: {i}\nVALUE = {i}\n")
+    (root / "notes.txt").write_text("a note about a bug\n" * 50)
+    (root / "data.csv").write_text("id,name\n" + "".join(f"{i},n{i}\n" for i in range(500)))
+    return root
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument(
@@ -53,11 +68,11 @@ def main() -> None:
     args = parser.parse_args()
     from conch.dryrun import SandboxDryRunner
 
-    workdir = Path(__file__).resolve().parents[1]
-    dry_runner = SandboxDryRunner(workdir)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        cache = Path(tmp)
+        cache = Path(tmp) / "help-cache"
+        workdir = small_project(Path(tmp) / "project")
+        dry_runner = SandboxDryRunner(workdir)
         for command in COMMANDS:
             names = programs(command)
             start = time.perf_counter()
@@ -79,6 +94,7 @@ def main() -> None:
                     "static_ms": round(static * 1000, 2),
                     "static_issues": issues,
                     "dry_run_ms": round(dry.seconds * 1000, 1) if dry else None,
+                    "dry_run_scratch": dry.scratch if dry else None,
                     "dry_run_outcome": (
                         None
                         if dry is None
@@ -117,6 +133,11 @@ def main() -> None:
         "dry_run_median_ms": (
             statistics.median(r["dry_run_ms"] for r in rows if r["dry_run_ms"] is not None)
             if any(r["dry_run_ms"] is not None for r in rows)
+            else None
+        ),
+        "scratch_dry_run_median_ms": (
+            statistics.median(r["dry_run_ms"] for r in rows if r["dry_run_scratch"])
+            if any(r["dry_run_scratch"] for r in rows)
             else None
         ),
         "model_call_median_s": statistics.median(

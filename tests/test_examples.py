@@ -62,7 +62,7 @@ def test_documentation_covers_the_programs_of_the_nearest_examples(tmp_path: Pat
     assert documentation_for(prompt, request, 0, 4, ValidationSettings(), tmp_path) == ""
 
 
-def test_documentation_follows_the_request_in_the_prompt() -> None:
+def test_documentation_ends_the_system_prompt_and_the_request_comes_last() -> None:
     from conch.context import RequestContext
     from conch.generate import DOCUMENTATION_PROMPT, generate
     from conch.providers import ScriptedProvider
@@ -72,6 +72,7 @@ def test_documentation_follows_the_request_in_the_prompt() -> None:
     ctx = RequestContext(request="count the lines in notes.txt")
     generated = generate(provider, prompt, "Linux", ctx, documentation="## wc\nUsage: wc")
     assert generated.command == "wc -l notes.txt"
-    last, before = provider.sent[0].messages[-1], provider.sent[0].messages[-2]
-    assert (before.role, before.content) == ("user", "count the lines in notes.txt")
-    assert (last.role, last.content) == ("user", DOCUMENTATION_PROMPT + "## wc\nUsage: wc")
+    system, last = provider.sent[0].messages[0], provider.sent[0].messages[-1]
+    assert (last.role, last.content) == ("user", "count the lines in notes.txt")
+    assert system.role == "system"
+    assert system.content.endswith(DOCUMENTATION_PROMPT + "## wc\nUsage: wc")

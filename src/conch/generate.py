@@ -68,13 +68,14 @@ def generate(
     ``few_shot`` worked examples nearest to the request are shown first; with a tool
     whitelist, only examples that use allowed tools. ``failed`` is a ``(command, error)``
     pair from an earlier attempt: the model is shown it and asked for a corrected command.
-    ``documentation`` (see ``documentation_for``) follows the request.
+    ``documentation`` (see ``documentation_for``) ends the system prompt.
     """
     messages = build_messages(
         prompt, platform_description, ctx, select_examples(prompt, ctx.request, few_shot)
     )
-    if documentation:
-        messages.append(Message("user", DOCUMENTATION_PROMPT + documentation))
+    if documentation:  # in the system prompt: after the request, it reads as the request
+        system = messages[0].content + "\n\n" + DOCUMENTATION_PROMPT + documentation
+        messages[0] = Message("system", system)
     if failed is not None:
         command, error = failed
         messages += [
