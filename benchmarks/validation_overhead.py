@@ -4,10 +4,10 @@ verdict.
 
     python benchmarks/validation_overhead.py [--model-commands N] [--out FILE]
 
-Cold = an empty help cache; warm = the same commands again. The commands run in a small
-project directory made for the purpose (60 entries, the files they name). The model verdict is measured on
-the embedded model (loaded once, as a warm service would hold it) with model_check: always, and
-the added latency under the default model_check: on_issues is reported per command.
+Cold = an empty help cache; warm = the same commands again. The commands run in a small project
+directory made for the purpose (60 entries, the files they name). The model verdict is measured
+on the embedded model (loaded once, as a warm service would hold it) with model_check: always,
+and the added latency under the default model_check: on_issues is reported per command.
 """
 
 from __future__ import annotations

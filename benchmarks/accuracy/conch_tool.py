@@ -10,7 +10,6 @@ directory, ``/``, and small). conch never sees the reference commands or their o
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import tempfile
 import time
@@ -23,7 +22,7 @@ from benchmarks.accuracy.candidate import looks_refused as looks_like_refusal
 from benchmarks.accuracy.fixtures import copy_tree, remove_tree
 from benchmarks.accuracy.generators import PROVIDER_ERROR, make_provider
 from benchmarks.accuracy.sandbox import bwrap_argv
-from conch.dryrun import DEFAULT_TIMEOUT_S, DryRun, DryRunner, run_capped
+from conch.dryrun import DEFAULT_TIMEOUT_S, DryRun, DryRunner, judge_in_copy, run_capped
 from conch.errors import ConchError, ModelOutputError
 from conch.providers.base import Provider
 
@@ -50,23 +49,22 @@ class FixtureDryRunner:
         self.scratch = scratch
 
     def __call__(self, command: str) -> DryRun | None:
+        started = time.monotonic()
         argv = bwrap_argv(self.root, command, self.task.shell, self.task.env, read_only=True)
         run = run_capped(argv, command, self._env(), self.timeout)
-        if run is None or not run.wrote or run.timed_out or not self.scratch:
+        if not self.scratch:
             return run
-        started = time.monotonic()
+        return judge_in_copy(run, lambda: self._in_copy(command), started)
+
+    def _in_copy(self, command: str) -> DryRun | None:
         parent = Path(tempfile.mkdtemp(prefix="conch-fixture-dryrun-"))
         try:
             copy = parent / "tree"
             copy_tree(self.root, copy)  # shutil.copytree, symlinks kept, times restored
             argv = bwrap_argv(copy, command, self.task.shell, self.task.env, read_only=False)
-            scratch = run_capped(argv, command, self._env(), self.timeout)
+            return run_capped(argv, command, self._env(), self.timeout)
         finally:
             remove_tree(parent)
-        if scratch is None:
-            return run
-        seconds = run.seconds + time.monotonic() - started
-        return dataclasses.replace(scratch, scratch=True, seconds=seconds)
 
     @staticmethod
     def _env() -> dict[str, str]:

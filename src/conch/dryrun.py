@@ -225,16 +225,14 @@ class SandboxDryRunner:
     def __call__(self, command: str) -> DryRun | None:
         if self.bwrap is None:
             return None
+        bwrap = self.bwrap
         started = time.monotonic()
-        argv = bwrap_argv(self.bwrap, command, self.shell, self.cwd)
-        run = run_capped(argv, command, self.env, self.timeout)
-        if run is None or not run.wrote or run.timed_out or not self.scratch:
+        run = run_capped(
+            bwrap_argv(bwrap, command, self.shell, self.cwd), command, self.env, self.timeout
+        )
+        if not self.scratch:
             return run
-        scratch = self._scratch_run(self.bwrap, command)
-        seconds = time.monotonic() - started
-        if scratch is None:
-            return dataclasses.replace(run, seconds=seconds)
-        return dataclasses.replace(scratch, scratch=True, seconds=seconds)
+        return judge_in_copy(run, lambda: self._scratch_run(bwrap, command), started)
 
     def _scratch_run(self, bwrap: str, command: str) -> DryRun | None:
         """The command run in a writable copy of ``cwd``; None when no copy could be made."""
@@ -257,6 +255,21 @@ class SandboxDryRunner:
         finally:
             remove_tree(root)
         return None if run is None or _inconclusive(run) else run
+
+
+def judge_in_copy(
+    run: DryRun | None, again: Callable[[], DryRun | None], started: float
+) -> DryRun | None:
+    """``run``, or, when it tried to write (and finished in time), what ``again`` found: the
+    same command in a writable throwaway copy, marked ``scratch`` and timed from ``started``
+    (both runs and the copy). When ``again`` cannot judge it (None), ``run`` stands."""
+    if run is None or not run.wrote or run.timed_out:
+        return run
+    scratch = again()
+    seconds = time.monotonic() - started
+    if scratch is None:
+        return dataclasses.replace(run, seconds=seconds)
+    return dataclasses.replace(scratch, scratch=True, seconds=seconds)
 
 
 def scan_tree(top: Path) -> list[tuple[str, str]] | None:
