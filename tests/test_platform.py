@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -165,6 +167,22 @@ def test_an_ls_symlinked_to_busybox_means_busybox_without_running_it(
 
     assert context.userland == "busybox"
     assert not any(call[0].endswith("ls") for call in calls)
+
+
+@pytest.mark.skipif(shutil.which("busybox") is None, reason="busybox is not installed")
+def test_busybox_applets_are_versioned_as_busybox_not_by_their_version_text(
+    tmp_path: Path,
+) -> None:
+    busybox = os.path.realpath(shutil.which("busybox") or "")
+    for applet in ("ls", "sed", "sort"):  # busybox sed --version says "This is not GNU sed"
+        (tmp_path / applet).symlink_to(busybox)
+
+    context = detect_platform(environ={"PATH": str(tmp_path), "SHELL": "/bin/sh"})
+
+    assert context.userland == "busybox"
+    assert re.fullmatch(r"busybox \d+(\.\d+)+", context.versions["sed"])
+    assert context.versions["sort"] == context.versions["sed"]
+    assert "GNU" not in context.describe().split("Versions:")[1]
 
 
 def test_an_unrecognised_ls_on_linux_gives_an_unknown_userland(tmp_path: Path) -> None:

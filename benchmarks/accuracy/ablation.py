@@ -59,4 +59,4 @@ class ConchVariant(ConchGenerator):
         root = self.roots.get(task.fs)
         scratch = self.overrides.get("generation", {}).get("dry_run_scratch", True)
         runner = FixtureDryRunner(root, task, scratch=scratch) if root is not None else None
-        return conch_candidate(self.provider, task.nl, runner, self.overrides)
+        return conch_candidate(self.provider, task.nl, runner, self.overrides, task.shell)

@@ -10,7 +10,9 @@ directory, ``/``, and small). conch never sees the reference commands or their o
 
 from __future__ import annotations
 
+import functools
 import os
+import shutil
 import tempfile
 import time
 from dataclasses import dataclass
@@ -21,9 +23,15 @@ from benchmarks.accuracy.candidate import Candidate, Task
 from benchmarks.accuracy.candidate import looks_refused as looks_like_refusal
 from benchmarks.accuracy.fixtures import copy_tree, remove_tree
 from benchmarks.accuracy.generators import PROVIDER_ERROR, make_provider
-from benchmarks.accuracy.sandbox import bwrap_argv
+from benchmarks.accuracy.sandbox import (
+    DEFAULT_PATH,
+    busybox_applets,
+    bwrap_argv,
+    is_busybox_shell,
+)
 from conch.dryrun import DEFAULT_TIMEOUT_S, DryRun, DryRunner, judge_in_copy, run_capped
 from conch.errors import ConchError, ModelOutputError
+from conch.platform import PlatformContext
 from conch.providers.base import Provider
 
 
@@ -71,22 +79,46 @@ class FixtureDryRunner:
         return {"PATH": os.environ.get("PATH", "")}
 
 
+@functools.cache
+def task_platform(shell: str) -> PlatformContext:
+    """What conch's platform detection finds on the machine a task stands for.
+
+    Most tasks stand for this machine (GNU userland, bash). The busybox tasks (``/bin/sh``)
+    stand for a busybox system: their commands run with busybox's applets first on ``PATH``,
+    so conch detects its platform with the same ``PATH`` and shell, as it would when
+    installed there (the applets are linked into a temporary directory for the probes).
+    """
+    from conch.paths import Paths
+    from conch.platform import detect_platform
+
+    if not is_busybox_shell(shell):
+        return detect_platform(Paths.default().cache_dir, dict(os.environ))
+    binary, applets = busybox_applets()
+    links = Path(tempfile.mkdtemp(prefix="conch-busybox-platform-"))
+    try:
+        for applet in applets:
+            (links / applet).symlink_to(binary)
+        return detect_platform(None, {"PATH": f"{links}:{DEFAULT_PATH}", "SHELL": shell})
+    finally:
+        shutil.rmtree(links, ignore_errors=True)
+
+
 def conch_candidate(
     provider: Provider,
     request: str,
     dry_runner: DryRunner | None = None,
     overrides: dict[str, Any] | None = None,
+    shell: str = "/bin/bash",
 ) -> Candidate:
     """conch's answer to ``request``, as ``conch --print --unsafe REQUEST`` would produce it.
 
     This is the one place the benchmark enters conch: ``conch.propose.propose``, the same call
     the CLI makes, with the default settings, this machine's platform description, and dry
     runs in ``dry_runner`` (the task's tree). ``overrides`` (nested like the config file)
-    change settings for the ablation variants.
+    change settings for the ablation variants; ``shell`` is the task's (see ``task_platform``).
     """
     from conch.context import RequestContext
     from conch.paths import Paths
-    from conch.platform import detect_platform
     from conch.policy import PolicyContext
     from conch.propose import propose
     from conch.settings import Settings
@@ -98,7 +130,7 @@ def conch_candidate(
         proposal = propose(
             provider,
             settings.default_prompt,
-            detect_platform(cache, dict(os.environ)),
+            task_platform(shell),
             RequestContext(request=request),
             settings,
             PolicyContext(unsafe=True),
@@ -130,4 +162,4 @@ class ConchGenerator:
     def generate(self, task: Task) -> Candidate:
         root = self.roots.get(task.fs)
         runner = FixtureDryRunner(root, task) if root is not None else None
-        return conch_candidate(self.provider, task.nl, runner)
+        return conch_candidate(self.provider, task.nl, runner, shell=task.shell)

@@ -263,6 +263,10 @@ def _versions(search_path: str, env: Mapping[str, str]) -> dict[str, str]:
 
     def probe(item: tuple[str, str]) -> tuple[str, str]:
         name, location = item
+        if os.path.basename(os.path.realpath(location)) == "busybox":
+            # An applet: its --version is often usage text, or "This is not GNU sed 4.0".
+            banner = re.search(r"BusyBox v(\d+(?:\.\d+)+)", _probe([location, "--help"], env))
+            return name, f"busybox {banner.group(1)}" if banner else "busybox"
         first = _probe([location, "--version"], env).strip().splitlines()[:1]
         if name == "awk" and (not first or "not an option" in first[0]):
             # mawk, Debian's default awk, answers only to -W version.
