@@ -309,7 +309,6 @@ def test_the_sandbox_has_no_network(tmp_path: Path) -> None:
     assert result.exit_code != 0
 
 
-
 @pytest.mark.skipif(shutil.which("busybox") is None, reason="busybox is not installed")
 def test_conch_is_told_the_platform_of_the_machine_a_task_stands_for() -> None:
     from benchmarks.accuracy.conch_tool import task_platform
@@ -318,6 +317,7 @@ def test_conch_is_told_the_platform_of_the_machine_a_task_stands_for() -> None:
     assert (busybox.userland, busybox.shell) == ("busybox", "/bin/sh")
     assert busybox.versions["sort"].startswith("busybox")
     assert "BusyBox" in busybox.describe() and "BusyBox" not in host.describe()
+
 
 @needs_bwrap
 def test_the_task_environment_is_set_and_busybox_runs_sh_tasks(tmp_path: Path) -> None:
