@@ -20,6 +20,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "conch-no-scratch": {"generation": {"dry_run_scratch": False}},
     # this machine's --help excerpt for the programs of the two nearest worked examples
     "conch-docs-2": {"generation": {"documentation": 2}},
+    # the programs whose whatis lines best match the request, named in the system prompt
+    "conch-hints-5": {"generation": {"program_hints": 5}},
     # several candidates for every request, chosen by dry-run outcome and vote
     "conch-vote": {"generation": {"sample_when": "always"}},
     # the same with eight candidates (the greedy answer and seven samples)

@@ -34,6 +34,7 @@ _STOP = frozenset(
         "in",
         "on",
         "at",
+        "as",
         "to",
         "for",
         "from",
@@ -117,16 +118,43 @@ def corpus() -> tuple[Example, ...]:
     return tuple(rows)
 
 
+class Bm25:
+    """BM25 over a fixed list of texts (terms as ``_terms`` makes them)."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.docs = [Counter(_terms(text)) for text in texts]
+        df: Counter[str] = Counter()
+        for doc in self.docs:
+            df.update(doc.keys())
+        n = len(self.docs)
+        self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+        self.avg = sum(sum(d.values()) for d in self.docs) / max(n, 1)
+
+    def top(self, query_text: str, k: int) -> list[int]:
+        """The indices of the ``k`` texts most similar to ``query_text``, best first (only
+        texts sharing a term with it)."""
+        query = set(_terms(query_text))
+        scored = []
+        for i, doc in enumerate(self.docs):
+            length = sum(doc.values())
+            score = 0.0
+            for term in query & doc.keys():
+                tf = doc[term]
+                score += self.idf[term] * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / self.avg))
+            if score > 0:
+                scored.append((score, i))
+        scored.sort(reverse=True)
+        return [i for _, i in scored[:k]]
+
+
+def rank(texts: list[str], query: str, k: int) -> list[int]:
+    """The indices of the ``k`` of ``texts`` most similar to ``query`` (BM25), best first."""
+    return Bm25(texts).top(query, k) if k > 0 else []
+
+
 @lru_cache(maxsize=1)
-def _index() -> tuple[list[Counter[str]], dict[str, float], float]:
-    docs = [Counter(_terms(_indexed_text(e))) for e in corpus()]
-    df: Counter[str] = Counter()
-    for doc in docs:
-        df.update(doc.keys())
-    n = len(docs)
-    idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
-    avg = sum(sum(d.values()) for d in docs) / max(n, 1)
-    return docs, idf, avg
+def _index() -> Bm25:
+    return Bm25([_indexed_text(e) for e in corpus()])
 
 
 def nearest(request: str, k: int = 4) -> list[Example]:
@@ -136,17 +164,5 @@ def nearest(request: str, k: int = 4) -> list[Example]:
     """
     if k <= 0:
         return []
-    docs, idf, avg = _index()
-    query = set(_terms(request))
-    scored = []
-    for i, doc in enumerate(docs):
-        length = sum(doc.values())
-        score = 0.0
-        for term in query & doc.keys():
-            tf = doc[term]
-            score += idf[term] * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / avg))
-        if score > 0:
-            scored.append((score, i))
-    scored.sort(reverse=True)
     examples = corpus()
-    return [examples[i] for _, i in reversed(scored[:k])]
+    return [examples[i] for i in reversed(_index().top(request, k))]

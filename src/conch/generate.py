@@ -62,20 +62,24 @@ def generate(
     max_tokens: int = 256,
     failed: tuple[str, str] | None = None,
     documentation: str = "",
+    hints: str = "",
 ) -> Generated:
     """Ask the model for one command and extract it from the reply.
 
     ``few_shot`` worked examples nearest to the request are shown first; with a tool
     whitelist, only examples that use allowed tools. ``failed`` is a ``(command, error)``
     pair from an earlier attempt: the model is shown it and asked for a corrected command.
-    ``documentation`` (see ``documentation_for``) ends the system prompt.
+    ``hints`` (see ``conch.whatis.program_hints``) and ``documentation`` (see
+    ``documentation_for``) end the system prompt, in that order.
     """
     messages = build_messages(
         prompt, platform_description, ctx, select_examples(prompt, ctx.request, few_shot)
     )
-    if documentation:  # in the system prompt: after the request, it reads as the request
-        system = messages[0].content + "\n\n" + DOCUMENTATION_PROMPT + documentation
-        messages[0] = Message("system", system)
+    # In the system prompt: after the request, the model takes them for the request.
+    extra = [hints] if hints else []
+    extra += [DOCUMENTATION_PROMPT + documentation] if documentation else []
+    if extra:
+        messages[0] = Message("system", "\n\n".join([messages[0].content, *extra]))
     if failed is not None:
         command, error = failed
         messages += [

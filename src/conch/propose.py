@@ -83,6 +83,11 @@ def propose(
     documentation = documentation_for(
         prompt, ctx.request, gen.documentation, gen.few_shot, settings.validation, cache_dir
     )
+    hints = ""
+    if gen.program_hints:
+        from conch.whatis import program_hints
+
+        hints = program_hints(ctx.request, gen.program_hints, cache_dir=cache_dir)
 
     def ask(
         temperature: float,
@@ -103,6 +108,7 @@ def propose(
             max_tokens=max_tokens,
             failed=failed,
             documentation=documentation,
+            hints=hints,
         )
 
     generated = ask(settings.ai.temperature, stream=on_chunk)

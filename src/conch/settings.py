@@ -94,6 +94,7 @@ class GenerationSettings(_Model):
 
     few_shot: int = Field(default=4, ge=0, le=16)
     documentation: int = Field(default=0, ge=0, le=4)
+    program_hints: int = Field(default=0, ge=0, le=10)
     dry_run: bool = True
     dry_run_scratch: bool = True
     dry_run_timeout_s: float = Field(default=2.0, gt=0, le=30)
