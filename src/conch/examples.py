@@ -34,7 +34,6 @@ _STOP = frozenset(
         "in",
         "on",
         "at",
-        "as",
         "to",
         "for",
         "from",
@@ -130,10 +129,10 @@ class Bm25:
         self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
         self.avg = sum(sum(d.values()) for d in self.docs) / max(n, 1)
 
-    def top(self, query_text: str, k: int) -> list[int]:
+    def top(self, query_text: str, k: int, ignore: frozenset[str] = frozenset()) -> list[int]:
         """The indices of the ``k`` texts most similar to ``query_text``, best first (only
-        texts sharing a term with it)."""
-        query = set(_terms(query_text))
+        texts sharing a term with it); terms in ``ignore`` do not count."""
+        query = set(_terms(query_text)) - ignore
         scored = []
         for i, doc in enumerate(self.docs):
             length = sum(doc.values())
@@ -147,9 +146,9 @@ class Bm25:
         return [i for _, i in scored[:k]]
 
 
-def rank(texts: list[str], query: str, k: int) -> list[int]:
+def rank(texts: list[str], query: str, k: int, ignore: frozenset[str] = frozenset()) -> list[int]:
     """The indices of the ``k`` of ``texts`` most similar to ``query`` (BM25), best first."""
-    return Bm25(texts).top(query, k) if k > 0 else []
+    return Bm25(texts).top(query, k, ignore) if k > 0 else []
 
 
 @lru_cache(maxsize=1)

@@ -32,6 +32,8 @@ _TIMEOUT_S = 10.0
 # "pstree (1)           - display a tree of processes"; sections 1 (user commands), 6 and 8.
 _LINE = re.compile(r"^(\S+) \(([168])[^)]*\)\s+- (.+)$")
 _PLAIN = re.compile(r"[a-z0-9][a-z0-9_+-]*")
+# Request words that name a program by accident ("show it as a tree" is not about `as`).
+_IGNORE = frozenset({"as"})
 
 
 def whatis_index(search_path: str, cache_dir: Path | None = None) -> dict[str, str]:
@@ -95,7 +97,7 @@ def program_hints(
         return ""
     programs = whatis_index(search_path or os.environ.get("PATH", os.defpath), cache_dir)
     names = list(programs)
-    best = rank([f"{name} {programs[name]}" for name in names], request, count)
+    best = rank([f"{name} {programs[name]}" for name in names], request, count, _IGNORE)
     if not best:
         return ""
     return HINTS_PROMPT + "\n".join(f"{names[i]} - {programs[names[i]]}" for i in best)
