@@ -113,9 +113,10 @@ def conch_candidate(
     """conch's answer to ``request``, as ``conch --print --unsafe REQUEST`` would produce it.
 
     This is the one place the benchmark enters conch: ``conch.propose.propose``, the same call
-    the CLI makes, with the default settings, this machine's platform description, and dry
-    runs in ``dry_runner`` (the task's tree). ``overrides`` (nested like the config file)
-    change settings for the ablation variants; ``shell`` is the task's (see ``task_platform``).
+    the CLI makes, with the default settings, the platform description of the machine the
+    task stands for (``task_platform`` of the task's ``shell``), and dry runs in
+    ``dry_runner`` (the task's tree). ``overrides`` (nested like the config file) change
+    settings for the ablation variants.
     """
     from conch.context import RequestContext
     from conch.paths import Paths
