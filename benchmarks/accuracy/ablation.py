@@ -22,6 +22,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "conch-docs-2": {"generation": {"documentation": 2}},
     # the programs whose whatis lines best match the request, named in the system prompt
     "conch-hints-5": {"generation": {"program_hints": 5}},
+    # when in doubt, every other extra candidate sees the next-nearest worked examples
+    "conch-next-examples": {"generation": {"sample_examples": "next"}},
     # several candidates for every request, chosen by dry-run outcome and vote
     "conch-vote": {"generation": {"sample_when": "always"}},
     # the same with eight candidates (the greedy answer and seven samples)

@@ -63,6 +63,7 @@ def generate(
     failed: tuple[str, str] | None = None,
     documentation: str = "",
     hints: str = "",
+    examples_skip: int = 0,
 ) -> Generated:
     """Ask the model for one command and extract it from the reply.
 
@@ -70,10 +71,14 @@ def generate(
     whitelist, only examples that use allowed tools. ``failed`` is a ``(command, error)``
     pair from an earlier attempt: the model is shown it and asked for a corrected command.
     ``hints`` (see ``conch.whatis.program_hints``) and ``documentation`` (see
-    ``documentation_for``) end the system prompt, in that order.
+    ``documentation_for``) end the system prompt, in that order. ``examples_skip`` shows the
+    next ``few_shot`` examples instead, after skipping that many of the nearest.
     """
     messages = build_messages(
-        prompt, platform_description, ctx, select_examples(prompt, ctx.request, few_shot)
+        prompt,
+        platform_description,
+        ctx,
+        select_examples(prompt, ctx.request, few_shot, examples_skip),
     )
     # In the system prompt: after the request, the model takes them for the request.
     extra = [hints] if hints else []
@@ -101,15 +106,17 @@ def generate(
     return Generated(command, response.text, response.usage, time.monotonic() - started)
 
 
-def select_examples(prompt: PromptConfig, request: str, k: int) -> list[Example]:
-    """The nearest worked examples that fit the prompt config's whitelist."""
+def select_examples(prompt: PromptConfig, request: str, k: int, skip: int = 0) -> list[Example]:
+    """The nearest worked examples that fit the prompt config's whitelist, most similar last;
+    with ``skip``, the ``k`` after the ``skip`` nearest."""
     if k <= 0:
         return []
     allowed = {t.name for t in prompt.tools}
-    candidates = nearest(request, k * 4 if allowed else k)
+    wanted = k + skip
+    candidates = nearest(request, wanted * 4 if allowed else wanted)
     if allowed:
-        candidates = [e for e in candidates if e.command.split()[0] in allowed][-k:]
-    return candidates
+        candidates = [e for e in candidates if e.command.split()[0] in allowed][-wanted:]
+    return candidates[: len(candidates) - skip] if skip else candidates
 
 
 def documentation_for(

@@ -95,6 +95,7 @@ def propose(
         failed: tuple[str, str] | None = None,
         stream: Callable[[Chunk], None] | None = None,
         max_tokens: int = 256,
+        examples_skip: int = 0,
     ) -> Generated:
         return generate(
             provider,
@@ -109,6 +110,7 @@ def propose(
             failed=failed,
             documentation=documentation,
             hints=hints,
+            examples_skip=examples_skip,
         )
 
     generated = ask(settings.ai.temperature, stream=on_chunk)
@@ -122,7 +124,14 @@ def propose(
             on_stage("trying alternatives")
         for seed in range(1, gen.candidates):
             try:
-                sample = ask(gen.sample_temperature, seed=seed, max_tokens=SAMPLE_MAX_TOKENS)
+                # "next": every other sample sees the next-nearest examples instead.
+                skip = gen.few_shot if gen.sample_examples == "next" and seed % 2 else 0
+                sample = ask(
+                    gen.sample_temperature,
+                    seed=seed,
+                    max_tokens=SAMPLE_MAX_TOKENS,
+                    examples_skip=skip,
+                )
             except ModelOutputError:
                 continue
             except ConchError as exc:  # the first answer stands; say why there is no other

@@ -101,6 +101,7 @@ class GenerationSettings(_Model):
     candidates: int = Field(default=4, ge=1, le=8)
     sample_temperature: float = Field(default=0.8, ge=0.0, le=2.0)
     sample_when: Literal["always", "on_doubt"] = "on_doubt"
+    sample_examples: Literal["same", "next"] = "same"
     repair: bool = True
 
 
