@@ -218,6 +218,28 @@ def test_sample_when_always_samples_even_after_a_good_answer() -> None:
     assert proposal.command == "ls"  # type: ignore[attr-defined]
 
 
+def test_with_next_examples_every_other_sample_sees_the_next_nearest_examples() -> None:
+    from conch.generate import select_examples
+
+    provider = ScriptedProvider.of("sort -X a", "sort -Y a", "sort -Z a", "sort -h a")
+    runner = TableRunner({"sort -h a": (0, "1K\n", "")})
+    proposal = run_propose(provider, runner, candidates=4, few_shot=2, sample_examples="next")
+    assert proposal.command == "sort -h a"  # type: ignore[attr-defined]
+
+    def shown(sent: object) -> list[str]:  # the worked examples' requests in one prompt
+        messages = sent.messages[1:-1]  # type: ignore[attr-defined]
+        return [m.content for m in messages if m.role == "user"]
+
+    prompt, request = Settings().default_prompt, "sort sizes.txt by size"
+    nearest_two = [e.request for e in select_examples(prompt, request, 2)]
+    next_two = [e.request for e in select_examples(prompt, request, 2, skip=2)]
+    assert nearest_two and next_two and set(nearest_two).isdisjoint(next_two)
+    greedy, first, second, third = provider.sent
+    assert shown(greedy) == shown(second) == nearest_two  # seeds 0 and 2: the nearest
+    assert shown(first) == shown(third) == next_two  # seeds 1 and 3: the next ones
+    assert [s.options.seed for s in provider.sent[1:]] == [1, 2, 3]
+
+
 class ScratchTable(TableRunner):
     """Table outcomes as scratch runs: write commands judged in a copy of the directory."""
 
