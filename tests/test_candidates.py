@@ -240,6 +240,16 @@ def test_with_next_examples_every_other_sample_sees_the_next_nearest_examples() 
     assert [s.options.seed for s in provider.sent[1:]] == [1, 2, 3]
 
 
+def test_brevity_is_the_end_bias_of_every_command_generation() -> None:
+    provider = ScriptedProvider.of("sort -X a", "sort -h a", "sort -h a", "sort -h a")
+    runner = TableRunner({"sort -h a": (0, "1K\n", "")})
+    run_propose(provider, runner, candidates=4, brevity=1.5)
+    assert len(provider.sent) == 4  # the greedy answer failed: three samples
+    assert {s.options.end_bias for s in provider.sent} == {1.5}
+    run_propose(provider := ScriptedProvider.of("sort -h a"), runner)
+    assert provider.sent[0].options.end_bias == 0.0  # off by default
+
+
 class ScratchTable(TableRunner):
     """Table outcomes as scratch runs: write commands judged in a copy of the directory."""
 

@@ -117,3 +117,12 @@ def test_starter_config_is_valid_and_has_no_tools() -> None:
 def test_env_value_of_wrong_type_is_a_clear_error(isolated_dirs: Path) -> None:
     with pytest.raises(ConfigError, match=r"ai\.timeout"):
         load(isolated_dirs, environ={"CONCH_TIMEOUT": "soon"})
+
+
+@pytest.mark.parametrize("value", ["-1", "11", "lots"])
+def test_brevity_out_of_range_names_the_key(isolated_dirs: Path, value: str) -> None:
+    path = write_config(isolated_dirs, f"generation:\n  brevity: {value}\n")
+    with pytest.raises(ConfigError, match=rf"{path}:2: generation.brevity"):
+        load(isolated_dirs)
+    write_config(isolated_dirs, "generation:\n  brevity: 2.5\n")
+    assert load(isolated_dirs).settings.generation.brevity == 2.5

@@ -64,6 +64,7 @@ def generate(
     documentation: str = "",
     hints: str = "",
     examples_skip: int = 0,
+    end_bias: float = 0.0,
 ) -> Generated:
     """Ask the model for one command and extract it from the reply.
 
@@ -73,6 +74,7 @@ def generate(
     ``hints`` (see ``conch.whatis.program_hints``) and ``documentation`` (see
     ``documentation_for``) end the system prompt, in that order. ``examples_skip`` shows the
     next ``few_shot`` examples instead, after skipping that many of the nearest.
+    ``end_bias`` favours ending the command once it is complete (``generation.brevity``).
     """
     messages = build_messages(
         prompt,
@@ -97,6 +99,7 @@ def generate(
         stop=("\n\n",),
         grammar=ONE_LINE_GRAMMAR,
         seed=seed,
+        end_bias=end_bias,
     )
     started = time.monotonic()
     response = complete(provider, messages, options, on_chunk=on_chunk)

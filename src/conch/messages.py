@@ -80,6 +80,9 @@ class GenerationOptions:
 
     ``grammar`` is a GBNF grammar (honoured by llama.cpp engines and servers, ignored elsewhere);
     ``json_schema`` asks for schema-constrained JSON where the provider supports it.
+    ``end_bias`` is added to the logit of the model's end-of-reply token (a positive value
+    ends a reply sooner once ending is likely; honoured where the provider can name that
+    token: the embedded engines and llama.cpp servers).
     """
 
     temperature: float = 0.0
@@ -88,6 +91,7 @@ class GenerationOptions:
     grammar: str | None = None
     json_schema: dict[str, Any] | None = None
     seed: int | None = None
+    end_bias: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

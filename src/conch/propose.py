@@ -111,6 +111,7 @@ def propose(
             documentation=documentation,
             hints=hints,
             examples_skip=examples_skip,
+            end_bias=gen.brevity,
         )
 
     generated = ask(settings.ai.temperature, stream=on_chunk)

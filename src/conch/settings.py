@@ -102,6 +102,7 @@ class GenerationSettings(_Model):
     sample_temperature: float = Field(default=0.8, ge=0.0, le=2.0)
     sample_when: Literal["always", "on_doubt"] = "on_doubt"
     sample_examples: Literal["same", "next"] = "same"
+    brevity: float = Field(default=0.0, ge=0.0, le=10.0)
     repair: bool = True
 
 

@@ -90,6 +90,9 @@ class _PwdEngine:
     def close(self) -> None:
         return None
 
+    def end_token(self) -> int | None:
+        return None
+
 
 def test_no_daemon_runs_the_model_in_process(
     conch: Conch, configured: Path, monkeypatch: pytest.MonkeyPatch

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import httpx
 import pytest
+
+from conch.messages import GenerationOptions, Message
+from conch.providers.base import complete
+from conch.providers.engines import gguf_end_token
+from conch.providers.openai import OpenAIProvider
 
 pytestmark = pytest.mark.e2e
 
@@ -58,3 +64,25 @@ def test_streams_server_sent_events(engine_server: str) -> None:
     assert done
     assert len([p for p in pieces if p]) >= 2
     assert "".join(pieces).strip()
+
+
+def test_the_openai_provider_biases_the_end_token_the_model_file_names(
+    engine_server: str, embedded_model: Path
+) -> None:
+    provider = OpenAIProvider(engine_server, None, None, 120.0, 0)
+    try:
+        # The server's tokenizer and the GGUF metadata agree on the token that ends a reply.
+        assert provider._end_token() == gguf_end_token(embedded_model) is not None
+        ask = [
+            Message("system", "Reply with one shell command only, on one line, no markdown."),
+            Message("user", "count the lines of every python file under src, largest first"),
+        ]
+        grammar = "root ::= [^\\n]+"
+        full = complete(provider, ask, GenerationOptions(max_tokens=64, grammar=grammar)).text
+        options = GenerationOptions(max_tokens=64, grammar=grammar, end_bias=10.0)
+        short = complete(provider, ask, options).text
+    finally:
+        provider.close()
+    # Only the end token's logit changed: greedy decoding takes the same path, and stops sooner.
+    assert short and len(short) < len(full)
+    assert full.startswith(short)

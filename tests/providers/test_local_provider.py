@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import struct
 import sys
 import threading
 import time
@@ -77,6 +78,9 @@ class FakeEngine:
     def close(self) -> None:
         self.closed = True
 
+    def end_token(self) -> int | None:
+        return 7
+
 
 def provider_with(engine: FakeEngine, tmp_path: Path, **settings: Any) -> LocalProvider:
     gguf = tmp_path / "fake.gguf"
@@ -122,6 +126,74 @@ def test_request_carries_options_and_tools() -> None:
     schema = {"type": "object"}
     assert build_request(ASK, GenerationOptions(json_schema=schema))["json_schema"] == schema
     assert "stop" not in build_request(ASK, GenerationOptions())
+
+
+def test_end_bias_is_a_logit_bias_on_the_end_token_when_it_is_known() -> None:
+    biased = GenerationOptions(end_bias=2.0)
+    assert build_request(ASK, biased, end_token=151645)["logit_bias"] == {"151645": 2.0}
+    assert "logit_bias" not in build_request(ASK, biased)  # the token is not known
+    assert "logit_bias" not in build_request(ASK, GenerationOptions(), end_token=151645)
+
+
+def test_the_provider_asks_the_engine_for_its_end_token_only_with_an_end_bias(
+    tmp_path: Path,
+) -> None:
+    engine = FakeEngine([delta("ls"), usage(3, 1)])
+    provider = provider_with(engine, tmp_path)
+    complete(provider, ASK, GenerationOptions(end_bias=1.5))
+    complete(provider, ASK, GenerationOptions())
+    assert engine.requests[0]["logit_bias"] == {"7": 1.5}
+    assert "logit_bias" not in engine.requests[1]
+
+
+def gguf_string(text: str) -> bytes:
+    raw = text.encode()
+    return struct.pack("<Q", len(raw)) + raw
+
+
+def gguf_file(path: Path, entries: list[tuple[str, int, bytes]], version: int = 3) -> Path:
+    """A GGUF header with metadata ``entries`` (key, value type, encoded value), no tensors."""
+    body = b"".join(gguf_string(k) + struct.pack("<I", kind) + v for k, kind, v in entries)
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", version, 0, len(entries)) + body)
+    return path
+
+
+VOCABULARY = (
+    "tokenizer.ggml.tokens",
+    9,
+    struct.pack("<IQ", 8, 3) + b"".join(gguf_string(t) for t in ("a", "<|im_end|>", "b")),
+)
+SCORES = ("tokenizer.ggml.scores", 9, struct.pack("<IQ", 6, 3) + struct.pack("<3f", 0, 1, 2))
+NAME = ("general.name", 8, gguf_string("tiny"))
+
+
+def test_gguf_end_token_reads_the_end_of_sequence_token_past_the_vocabulary(
+    tmp_path: Path,
+) -> None:
+    eos = ("tokenizer.ggml.eos_token_id", 4, struct.pack("<I", 1))
+    path = gguf_file(tmp_path / "m.gguf", [NAME, VOCABULARY, SCORES, eos])
+    assert engines.gguf_end_token(path) == 1
+
+
+def test_gguf_end_token_prefers_the_end_of_turn_token(tmp_path: Path) -> None:
+    eos = ("tokenizer.ggml.eos_token_id", 4, struct.pack("<I", 1))
+    eot = ("tokenizer.ggml.eot_token_id", 5, struct.pack("<i", 2))
+    assert engines.gguf_end_token(gguf_file(tmp_path / "m.gguf", [eos, VOCABULARY, eot])) == 2
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda p: gguf_file(p, [NAME, VOCABULARY]),  # names no end token
+        lambda p: gguf_file(p, [("tokenizer.ggml.eos_token_id", 4, b"\x01")]),  # truncated
+        lambda p: gguf_file(p, [("tokenizer.ggml.eos_token_id", 4, b"\x01\0\0\0")], 1),
+        lambda p: p.write_bytes(b"not a model") and p,
+        lambda p: p,  # missing
+    ],
+    ids=["no-end-token", "truncated", "version-1", "not-gguf", "missing"],
+)
+def test_gguf_end_token_is_none_when_the_file_does_not_say(tmp_path: Path, make: Any) -> None:
+    assert engines.gguf_end_token(make(tmp_path / "m.gguf")) is None
 
 
 def test_streams_text_then_usage(tmp_path: Path) -> None:
@@ -329,6 +401,18 @@ def test_real_model_follows_a_json_schema(real_provider: LocalProvider) -> None:
 
 
 @pytest.mark.e2e
+def test_real_model_end_bias_ends_the_same_reply_sooner(real_provider: LocalProvider) -> None:
+    ask = [ASK[0], Message("user", "count the lines of every python file under src, largest first")]
+    plain = GenerationOptions(max_tokens=64, grammar="root ::= [^\\n]+")
+    biased = GenerationOptions(max_tokens=64, grammar="root ::= [^\\n]+", end_bias=10.0)
+    full = complete(real_provider, ask, plain).text
+    short = complete(real_provider, ask, biased).text
+    # Only the end token's logit changed: greedy decoding takes the same path, and stops sooner.
+    assert short and len(short) < len(full)
+    assert full.startswith(short)
+
+
+@pytest.mark.e2e
 def test_real_model_bad_grammar_is_a_provider_error(real_provider: LocalProvider) -> None:
     with pytest.raises(ProviderError, match="grammar"):
         collect(real_provider, GenerationOptions(max_tokens=8, grammar="root ::= ("))
@@ -397,10 +481,13 @@ def test_llama_cpp_python_adapter_streams_with_grammar(fake_llama_cpp: Path) -> 
         "verbose": False,
     }
     seen: list[dict[str, Any]] = []
-    request = build_request(ASK, GenerationOptions(seed=1, grammar="root ::= [a-z]+"))
+    options = GenerationOptions(seed=1, grammar="root ::= [a-z]+", end_bias=2.0)
+    assert engine.end_token() is None  # the stand-in model file names no end token
+    request = build_request(ASK, options, end_token=7)
     assert engine.chat(request, lambda chunk: seen.append(chunk)) is None
     call = llm.calls[0]
     assert call["stream"] is True and call["seed"] == 1
+    assert call["logit_bias"] == {7: 2.0}  # llama-cpp-python takes token ids as ints
     assert (call["grammar"].kind, call["grammar"].text) == ("gbnf", "root ::= [a-z]+")
     assert seen[-1]["usage"] == {"prompt_tokens": 12, "completion_tokens": 2, "total_tokens": 14}
     engine.close()

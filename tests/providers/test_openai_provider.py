@@ -69,11 +69,18 @@ def usage(prompt: int, completion: int) -> dict[str, Any]:
 
 
 class FakeServer:
-    """Answers POSTs from ``replies`` in order (the last one repeats) and GET /models."""
+    """Answers POSTs from ``replies`` in order (the last one repeats) and GET /models;
+    ``routes`` answers other paths (a llama.cpp server's ``/props``, ``/tokenize``)."""
 
-    def __init__(self, replies: list[Reply], models: Reply | None = None) -> None:
+    def __init__(
+        self,
+        replies: list[Reply],
+        models: Reply | None = None,
+        routes: dict[str, Reply] | None = None,
+    ) -> None:
         self.replies = list(replies)
         self.models = models or body_json({"data": [{"id": "served-model"}]})
+        self.routes = routes or {}
         self.seen: list[Seen] = []
         self.release = threading.Event()
         self._lock = threading.Lock()
@@ -92,6 +99,8 @@ class FakeServer:
     def _next(self, seen: Seen) -> Reply:
         with self._lock:
             self.seen.append(seen)
+            if seen.path in self.routes:
+                return self.routes[seen.path]
             if seen.method == "GET":
                 return self.models
             return self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
@@ -140,8 +149,10 @@ class FakeServer:
 def serve() -> Iterator[Any]:
     servers: list[FakeServer] = []
 
-    def start(*replies: Reply, models: Reply | None = None) -> FakeServer:
-        server = FakeServer(list(replies), models)
+    def start(
+        *replies: Reply, models: Reply | None = None, routes: dict[str, Reply] | None = None
+    ) -> FakeServer:
+        server = FakeServer(list(replies), models, routes)
         servers.append(server)
         return server
 
@@ -331,6 +342,51 @@ def test_grammar_is_never_sent_to_openai_itself(providers) -> None:
     provider = providers("https://api.openai.com/v1")
     body = provider._body(HELLO, GenerationOptions(grammar="root ::= x"), None)
     assert "grammar" not in body
+
+
+LLAMA_CPP_ROUTES = {
+    "/props": body_json({"eos_token": "<|im_end|>", "total_slots": 1}),
+    "/tokenize": body_json({"tokens": [151645]}),
+}
+
+
+def test_end_bias_is_a_logit_bias_on_the_end_token_a_llama_cpp_server_names(
+    serve, providers
+) -> None:
+    server = serve(sse(delta("ls", finish="stop")), routes=LLAMA_CPP_ROUTES)
+    provider = providers(server.url)
+    complete(provider, HELLO, GenerationOptions(end_bias=2.0))
+    complete(provider, HELLO, GenerationOptions(end_bias=1.5))
+    chats = [s for s in server.posts if s.path == "/v1/chat/completions"]
+    assert [c.body["logit_bias"] for c in chats] == [{"151645": 2.0}, {"151645": 1.5}]
+    # Asked once: the server's tokenizer, with special tokens parsed.
+    assert [s.path for s in server.seen].count("/props") == 1
+    (tokenize,) = [s for s in server.seen if s.path == "/tokenize"]
+    assert tokenize.body == {"content": "<|im_end|>", "parse_special": True}
+
+
+def test_no_logit_bias_where_the_server_does_not_name_its_end_token(serve, providers) -> None:
+    server = serve(
+        sse(delta("ls", finish="stop")), routes={"/props": body_json({"error": "no"}, 404)}
+    )
+    provider = providers(server.url)
+    complete(provider, HELLO, GenerationOptions(end_bias=2.0))
+    complete(provider, HELLO, GenerationOptions(end_bias=2.0))
+    chats = [s for s in server.posts if s.path == "/v1/chat/completions"]
+    assert len(chats) == 2 and all("logit_bias" not in c.body for c in chats)
+    assert [s.path for s in server.seen].count("/props") == 1  # the answer is remembered
+
+
+def test_without_end_bias_the_server_is_not_asked_for_its_end_token(serve, providers) -> None:
+    server = serve(sse(delta("ls", finish="stop")), routes=LLAMA_CPP_ROUTES)
+    complete(providers(server.url), HELLO)
+    assert [s.path for s in server.seen] == ["/v1/chat/completions"]
+    assert "logit_bias" not in server.posts[0].body
+
+
+def test_openai_itself_gets_no_logit_bias(providers) -> None:
+    provider = providers("https://api.openai.com/v1")
+    assert "logit_bias" not in provider._body(HELLO, GenerationOptions(end_bias=2.0), None)
 
 
 def test_the_key_is_sent_as_a_bearer_header(serve, providers) -> None:

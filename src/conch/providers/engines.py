@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import mmap
 import os
+import struct
 import sys
 import threading
 from collections.abc import Callable
@@ -41,6 +43,10 @@ class Engine(Protocol):
 
     def close(self) -> None:
         """Free the model's memory; the engine is unusable afterwards."""
+        ...
+
+    def end_token(self) -> int | None:
+        """The id of the token that ends the model's reply (for a logit bias), if known."""
         ...
 
 
@@ -94,6 +100,65 @@ def check_gguf(model_path: Path) -> None:
         raise ConfigError(f"{model_path} is not a GGUF model file (check ai.local.model_path)")
 
 
+# GGUF metadata value types (the GGUF spec): fixed sizes, and the two variable ones.
+_GGUF_SIZES = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+_GGUF_STRING, _GGUF_ARRAY = 8, 9
+_GGUF_INTEGERS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 10: "<Q", 11: "<q"}
+_END_TOKEN_KEYS = ("tokenizer.ggml.eot_token_id", "tokenizer.ggml.eos_token_id")
+
+
+def gguf_end_token(model_path: Path) -> int | None:
+    """The id of the token that ends a chat turn, from a GGUF file's metadata: the
+    end-of-turn token where the model names one, else its end-of-sequence token. None when
+    the file is unreadable or says neither.
+
+    Only the metadata at the head of the file is read (memory-mapped, skipping the
+    vocabulary): llama.cpp's own Python reader also indexes every tensor, seconds per load.
+    """
+    try:
+        with (
+            model_path.open("rb") as handle,
+            mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data,
+        ):
+            return _gguf_end_token(data)
+    except (OSError, ValueError, struct.error, IndexError):
+        return None
+
+
+def _gguf_end_token(data: mmap.mmap) -> int | None:
+    if data[:4] != b"GGUF" or struct.unpack_from("<I", data, 4)[0] < 2:
+        return None
+    count = struct.unpack_from("<Q", data, 16)[0]
+    offset = 24
+    found: dict[str, int] = {}
+
+    def skip(kind: int, at: int) -> int:
+        if kind == _GGUF_STRING:
+            return at + 8 + int(struct.unpack_from("<Q", data, at)[0])
+        if kind == _GGUF_ARRAY:
+            inner, length = struct.unpack_from("<IQ", data, at)
+            at += 12
+            if inner in _GGUF_SIZES:
+                return at + int(length) * _GGUF_SIZES[inner]
+            for _ in range(length):
+                at = skip(inner, at)
+            return at
+        return at + _GGUF_SIZES[kind]
+
+    for _ in range(count):
+        size = struct.unpack_from("<Q", data, offset)[0]
+        key = bytes(data[offset + 8 : offset + 8 + size]).decode("utf-8", "replace")
+        offset += 8 + size
+        kind = struct.unpack_from("<I", data, offset)[0]
+        offset += 4
+        if key in _END_TOKEN_KEYS and kind in _GGUF_INTEGERS:
+            found[key] = struct.unpack_from(_GGUF_INTEGERS[kind], data, offset)[0]
+            if key == _END_TOKEN_KEYS[0]:
+                break
+        offset = skip(kind, offset)
+    return next((found[key] for key in _END_TOKEN_KEYS if key in found), None)
+
+
 def error_message(error: Any) -> str:
     """The message of an OpenAI-style error payload, as one line."""
     if isinstance(error, dict):
@@ -110,6 +175,9 @@ class XllamacppEngine:
         except ImportError:
             raise ConfigError(ENGINE_NOT_INSTALLED) from None
         check_gguf(model_path)
+        self._model_path = model_path
+        self._end_token: int | None = None
+        self._end_token_read = False
         params = xllamacpp.CommonParams()
         params.model.path = str(model_path)
         params.n_ctx = n_ctx
@@ -163,6 +231,12 @@ class XllamacppEngine:
         """Drop the server; llama.cpp frees the model when the last reference goes."""
         self._server = None
 
+    def end_token(self) -> int | None:
+        """The model's end-of-turn token, read once from the GGUF metadata."""
+        if not self._end_token_read:
+            self._end_token, self._end_token_read = gguf_end_token(self._model_path), True
+        return self._end_token
+
 
 class LlamaCppPythonEngine:
     """llama.cpp through llama-cpp-python, preferred by ``engine: auto`` when installed."""
@@ -173,6 +247,7 @@ class LlamaCppPythonEngine:
         except ImportError:
             raise ConfigError(LLAMA_CPP_PYTHON_NOT_INSTALLED) from None
         check_gguf(model_path)
+        self._end_token = gguf_end_token(model_path)
         self._module: Any = llama_cpp
         # Llama objects are not safe to share between threads: one request at a time.
         self._lock = threading.Lock()
@@ -191,6 +266,8 @@ class LlamaCppPythonEngine:
         for key in ("temperature", "max_tokens", "stop", "seed", "tools", "tool_choice"):
             if request.get(key) is not None:
                 args[key] = request[key]
+        if request.get("logit_bias"):
+            args["logit_bias"] = {int(k): float(v) for k, v in request["logit_bias"].items()}
         if request.get("grammar"):
             args["grammar"] = grammar_cls.from_string(request["grammar"], verbose=False)
         elif request.get("json_schema") is not None:
@@ -248,6 +325,10 @@ class LlamaCppPythonEngine:
                 },
             }
         )
+
+    def end_token(self) -> int | None:
+        """The model's end-of-turn token, from the GGUF metadata."""
+        return self._end_token
 
     def close(self) -> None:
         """Free the model now rather than at garbage collection."""

@@ -33,8 +33,10 @@ def build_request(
     messages: Sequence[Message],
     options: GenerationOptions,
     tools: Sequence[dict[str, Any]] | None = None,
+    end_token: int | None = None,
 ) -> dict[str, Any]:
-    """The OpenAI-shaped chat request for ``messages`` under ``options``."""
+    """The OpenAI-shaped chat request for ``messages`` under ``options``; ``end_token`` is
+    the model's end-of-turn token, which ``options.end_bias`` applies to."""
     request: dict[str, Any] = {
         "messages": [m.to_openai() for m in messages],
         "temperature": options.temperature,
@@ -50,6 +52,8 @@ def build_request(
         request["json_schema"] = options.json_schema
     if tools:
         request["tools"] = list(tools)
+    if options.end_bias and end_token is not None:
+        request["logit_bias"] = {str(end_token): options.end_bias}
     return request
 
 
@@ -145,7 +149,8 @@ class LocalProvider:
         Closing the generator early (or Ctrl+C while iterating) stops the engine at its next token.
         """
         engine = self.load()
-        request = build_request(messages, options, tools)
+        end_token = engine.end_token() if options.end_bias else None
+        request = build_request(messages, options, tools, end_token)
         feed: queue.Queue[tuple[str, Any]] = queue.Queue()
         cancel = threading.Event()
 

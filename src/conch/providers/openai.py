@@ -61,6 +61,8 @@ class OpenAIProvider:
         self._azure_api_version = azure_api_version
         self._backoff_base = backoff_base
         self._sleep = sleep
+        self._end_token_id: int | None = None
+        self._end_token_known = False
         headers = {"User-Agent": "conch", **(extra_headers or {})}
         if api_key and azure_api_version is not None:
             headers["api-key"] = api_key
@@ -178,7 +180,37 @@ class OpenAIProvider:
         if options.grammar and not self._is_azure and not _is_openai(self.base_url):
             # llama.cpp servers honour GBNF; OpenAI and Azure reject unknown fields.
             body["grammar"] = options.grammar
+        end = self._end_token() if options.end_bias else None
+        if end is not None:
+            body["logit_bias"] = {str(end): options.end_bias}
         return body
+
+    def _end_token(self) -> int | None:
+        """The id of the model's end-of-reply token, as a llama.cpp server names it (its
+        ``/props`` and ``/tokenize``), or None where the server does not say (OpenAI, Azure,
+        Ollama, vLLM): a logit bias needs a token id, which only the server's tokenizer knows."""
+        if self._end_token_known:
+            return self._end_token_id
+        resolved: int | None = None
+        if not self._is_azure and not _is_openai(self.base_url):
+            root = self.base_url.removesuffix("/v1")
+            try:
+                props = self._client.get(f"{root}/props")
+                props.raise_for_status()
+                name = props.json()["eos_token"]
+                tokens = self._client.post(
+                    f"{root}/tokenize", json={"content": name, "parse_special": True}
+                )
+                tokens.raise_for_status()
+                ids = tokens.json()["tokens"]
+                if isinstance(name, str) and len(ids) == 1 and isinstance(ids[0], int):
+                    resolved = ids[0]
+            except httpx.TransportError:
+                return None  # not cached: the server may come up; the request reports it
+            except (httpx.HTTPError, ValueError, LookupError, TypeError):
+                pass
+        self._end_token_id, self._end_token_known = resolved, True
+        return resolved
 
     def _resolve_model(self) -> str:
         if self.model is None:
