@@ -24,10 +24,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "conch-hints-5": {"generation": {"program_hints": 5}},
     # when in doubt, every other extra candidate sees the next-nearest worked examples
     "conch-next-examples": {"generation": {"sample_examples": "next"}},
-    # the end-of-reply token's logit raised by 1, 2 or 3: the command ends once it is complete
-    "conch-brevity-1": {"generation": {"brevity": 1.0}},
+    # the end-of-reply token's logit raised by 2: the command ends as soon as it could
     "conch-brevity-2": {"generation": {"brevity": 2.0}},
-    "conch-brevity-3": {"generation": {"brevity": 3.0}},
     # several candidates for every request, chosen by dry-run outcome and vote
     "conch-vote": {"generation": {"sample_when": "always"}},
     # the same with eight candidates (the greedy answer and seven samples)
