@@ -8,6 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from conch.extract import ONE_LINE_GRAMMAR
 from conch.messages import GenerationOptions, Message
 from conch.providers.base import complete
 from conch.providers.engines import gguf_end_token
@@ -77,9 +78,9 @@ def test_the_openai_provider_biases_the_end_token_the_model_file_names(
             Message("system", "Reply with one shell command only, on one line, no markdown."),
             Message("user", "count the lines of every python file under src, largest first"),
         ]
-        grammar = "root ::= [^\\n]+"
-        full = complete(provider, ask, GenerationOptions(max_tokens=64, grammar=grammar)).text
-        options = GenerationOptions(max_tokens=64, grammar=grammar, end_bias=10.0)
+        plain = GenerationOptions(max_tokens=64, grammar=ONE_LINE_GRAMMAR)
+        full = complete(provider, ask, plain).text
+        options = GenerationOptions(max_tokens=64, grammar=ONE_LINE_GRAMMAR, end_bias=10.0)
         short = complete(provider, ask, options).text
     finally:
         provider.close()

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from conch.errors import ConfigError, ProviderError
+from conch.extract import ONE_LINE_GRAMMAR
 from conch.messages import Chunk, GenerationOptions, Message, ToolCall, Usage
 from conch.model_files import embedded_model_path
 from conch.paths import Paths
@@ -403,8 +404,8 @@ def test_real_model_follows_a_json_schema(real_provider: LocalProvider) -> None:
 @pytest.mark.e2e
 def test_real_model_end_bias_ends_the_same_reply_sooner(real_provider: LocalProvider) -> None:
     ask = [ASK[0], Message("user", "count the lines of every python file under src, largest first")]
-    plain = GenerationOptions(max_tokens=64, grammar="root ::= [^\\n]+")
-    biased = GenerationOptions(max_tokens=64, grammar="root ::= [^\\n]+", end_bias=10.0)
+    plain = GenerationOptions(max_tokens=64, grammar=ONE_LINE_GRAMMAR)
+    biased = GenerationOptions(max_tokens=64, grammar=ONE_LINE_GRAMMAR, end_bias=10.0)
     full = complete(real_provider, ask, plain).text
     short = complete(real_provider, ask, biased).text
     # Only the end token's logit changed: greedy decoding takes the same path, and stops sooner.
