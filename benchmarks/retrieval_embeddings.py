@@ -23,28 +23,69 @@ from typing import Any
 from conch.examples import Example, _index, corpus
 
 WEIGHTS = (0.0, 0.3, 0.5, 0.7, 1.0)
+VECTORS = Path("benchmarks/.work/example-embeddings.npy")
 BATCH = 64
 
 
-def embed(texts: Sequence[str], model: Path) -> Any:
-    """One mean-pooled embedding per text, as a numpy array (rows in the order of ``texts``)."""
-    import numpy as np
-    import xllamacpp
+class Embedder:
+    """The model loaded for embeddings (mean-pooled), in-process through xllamacpp."""
 
-    params = xllamacpp.CommonParams()
-    params.model.path = str(model)
-    params.embedding = True
-    params.n_ctx = params.n_batch = params.n_ubatch = 2048
-    params.pooling_type = xllamacpp.llama_pooling_type.LLAMA_POOLING_TYPE_MEAN
-    params.verbosity = 1
-    server = xllamacpp.Server(params)
-    rows: list[list[float]] = []
-    for start in range(0, len(texts), BATCH):
-        reply = server.handle_embeddings({"input": list(texts[start : start + BATCH])})
-        if "error" in reply:
-            raise RuntimeError(f"the model could not embed: {reply['error']}")
-        rows += [d["embedding"] for d in sorted(reply["data"], key=lambda d: d["index"])]
-    return np.array(rows, dtype=np.float32)
+    def __init__(self, model: Path) -> None:
+        import xllamacpp
+
+        params = xllamacpp.CommonParams()
+        params.model.path = str(model)
+        params.embedding = True
+        params.n_ctx = params.n_batch = params.n_ubatch = 2048
+        params.pooling_type = xllamacpp.llama_pooling_type.LLAMA_POOLING_TYPE_MEAN
+        params.verbosity = 1
+        self._server = xllamacpp.Server(params)
+
+    def __call__(self, texts: Sequence[str]) -> Any:
+        """One embedding per text, as a numpy array (rows in the order of ``texts``)."""
+        import numpy as np
+
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), BATCH):
+            reply = self._server.handle_embeddings({"input": list(texts[start : start + BATCH])})
+            if "error" in reply:
+                raise RuntimeError(f"the model could not embed: {reply['error']}")
+            rows += [d["embedding"] for d in sorted(reply["data"], key=lambda d: d["index"])]
+        return np.array(rows, dtype=np.float32)
+
+
+def example_vectors(path: Path, model: Path | None = None) -> Any:
+    """The embeddings of the shipped examples' requests, from ``path`` or made (and kept)."""
+    import numpy as np
+
+    examples = corpus()
+    if path.exists():
+        vectors = np.load(path)
+        if len(vectors) != len(examples):
+            raise ValueError(f"{path} holds {len(vectors)} vectors, not {len(examples)}")
+        return vectors
+    print(f"embedding {len(examples)} requests", file=sys.stderr)
+    vectors = Embedder(model or embedded_model())([e.request for e in examples])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.save(path, vectors)
+    return vectors
+
+
+def embedded_model() -> Path:
+    """The embedded GGUF (assembled on first use)."""
+    from conch.model_files import embedded_model_path
+    from conch.paths import Paths
+
+    return embedded_model_path(Paths.default().cache_dir)
+
+
+def unit_rows(vectors: Any, mean: Any) -> Any:
+    """``vectors`` centred on ``mean`` and scaled to length 1 (a zero row stays zero)."""
+    import numpy as np
+
+    centred = vectors - mean
+    norms = np.linalg.norm(centred, axis=-1, keepdims=True)
+    return centred / np.where(norms == 0, 1, norms)
 
 
 def same_program_first(
@@ -58,9 +99,7 @@ def same_program_first(
     ``weight * cosine + (1 - weight) * bm25 / max(bm25)`` uses one of its programs."""
     import numpy as np
 
-    centred = vectors - vectors.mean(axis=0)
-    norms = np.linalg.norm(centred, axis=1, keepdims=True)
-    unit = centred / np.where(norms == 0, 1, norms)
+    unit = unit_rows(vectors, vectors.mean(axis=0))
     hits = dict.fromkeys(weights, 0)
     counted = 0
     for i, example in enumerate(examples):
@@ -83,32 +122,19 @@ def same_program_first(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=None, help="GGUF (default: the embedded)")
-    parser.add_argument(
-        "--vectors", type=Path, default=Path("benchmarks/.work/example-embeddings.npy")
-    )
+    parser.add_argument("--vectors", type=Path, default=VECTORS)
     args = parser.parse_args(argv)
     try:
-        import numpy as np
+        import numpy  # noqa: F401
     except ImportError:
         parser.error("numpy is needed: pip install numpy")
     from benchmarks.retrieval import programs
 
     examples = corpus()
-    if args.vectors.exists():
-        vectors = np.load(args.vectors)
-        if len(vectors) != len(examples):
-            parser.error(f"{args.vectors} holds {len(vectors)} vectors, not {len(examples)}")
-    else:
-        model = args.model
-        if model is None:
-            from conch.model_files import embedded_model_path
-            from conch.paths import Paths
-
-            model = embedded_model_path(Paths.default().cache_dir)
-        print(f"embedding {len(examples)} requests with {model}", file=sys.stderr)
-        vectors = embed([e.request for e in examples], model)
-        args.vectors.parent.mkdir(parents=True, exist_ok=True)
-        np.save(args.vectors, vectors)
+    try:
+        vectors = example_vectors(args.vectors, args.model)
+    except ValueError as exc:
+        parser.error(str(exc))
     shares = same_program_first(examples, vectors, _index().scores, programs)
     print(f"{len(examples)} examples left out one at a time; the best other example uses")
     print("the same program, scored by weight * cosine + (1 - weight) * BM25:")

@@ -6,6 +6,7 @@ Each variant is conch's own ``propose`` call with settings overridden as a confi
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from benchmarks.accuracy.candidate import Candidate, Task
@@ -50,7 +51,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     },
     # validation (help text, static checks, model verdict) off, dry runs off
     "conch-no-validation": {"generation": _NO_DRY_RUN, "validation": {"enabled": False}},
+    # examples found by BM25 mixed 7:3 with the model's own embeddings (hybrid_retrieval.py)
+    "conch-embedding-retrieval": {},
 }
+# Variants that find conch's worked examples another way: the weight of the embeddings.
+RETRIEVAL_WEIGHTS = {"conch-embedding-retrieval": 0.3}
 
 
 class ConchVariant(ConchGenerator):
@@ -60,9 +65,15 @@ class ConchVariant(ConchGenerator):
         super().__init__(base_url, model)
         self.name = name
         self.overrides = VARIANTS[name]
+        self.retrieval: Any = None
+        if name in RETRIEVAL_WEIGHTS:
+            from benchmarks.accuracy.hybrid_retrieval import HybridRetrieval
+
+            self.retrieval = HybridRetrieval(RETRIEVAL_WEIGHTS[name])
 
     def generate(self, task: Task) -> Candidate:
         root = self.roots.get(task.fs)
         scratch = self.overrides.get("generation", {}).get("dry_run_scratch", True)
         runner = FixtureDryRunner(root, task, scratch=scratch) if root is not None else None
-        return conch_candidate(self.provider, task.nl, runner, self.overrides, task.shell)
+        with self.retrieval.installed() if self.retrieval else contextlib.nullcontext():
+            return conch_candidate(self.provider, task.nl, runner, self.overrides, task.shell)

@@ -1,0 +1,62 @@
+"""An experiment: conch's worked examples found by BM25 mixed with the embedded model's own
+embeddings (``benchmarks/retrieval_embeddings.py`` measures the same mix on the shipped
+examples alone). Not part of conch: the variant ``conch-embedding-retrieval`` of the accuracy
+benchmark swaps conch's example lookup for this one while it generates.
+
+The examples' vectors come from ``benchmarks/.work/example-embeddings.npy`` (made on first
+use, about 15 minutes); each request is embedded as it comes, by a second copy of the model
+loaded for embeddings.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from benchmarks.retrieval_embeddings import (
+    VECTORS,
+    Embedder,
+    embedded_model,
+    example_vectors,
+    unit_rows,
+)
+from conch.examples import Example, _index, corpus
+
+
+class HybridRetrieval:
+    """``nearest`` by ``weight * cosine + (1 - weight) * BM25 / max(BM25)``."""
+
+    def __init__(self, weight: float, vectors: Path = VECTORS) -> None:
+        self.weight = weight
+        raw = example_vectors(vectors)
+        self.mean = raw.mean(axis=0)
+        self.unit = unit_rows(raw, self.mean)
+        self.embed = Embedder(embedded_model())
+
+    def nearest(self, request: str, k: int = 4) -> list[Example]:
+        """The ``k`` examples scoring highest for ``request``, most similar last."""
+        import numpy as np
+
+        if k <= 0:
+            return []
+        query = unit_rows(self.embed([request])[0], self.mean)
+        lexical = np.array(_index().scores(request), dtype=np.float64)
+        lexical = lexical / (lexical.max() or 1.0)
+        score = self.weight * (self.unit @ query) + (1 - self.weight) * lexical
+        best = np.argsort(-score, kind="stable")[:k]
+        examples = corpus()
+        return [examples[int(i)] for i in reversed(best)]
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        """conch finds its examples with this retrieval inside the block."""
+        import conch.generate
+
+        original: Any = conch.generate.nearest
+        conch.generate.nearest = self.nearest  # type: ignore[assignment]
+        try:
+            yield
+        finally:
+            conch.generate.nearest = original
