@@ -69,7 +69,7 @@ class ConchVariant(ConchGenerator):
         if name in RETRIEVAL_WEIGHTS:
             from benchmarks.accuracy.hybrid_retrieval import HybridRetrieval
 
-            self.retrieval = HybridRetrieval(RETRIEVAL_WEIGHTS[name])
+            self.retrieval = HybridRetrieval.load(RETRIEVAL_WEIGHTS[name])
 
     def generate(self, task: Task) -> Candidate:
         root = self.roots.get(task.fs)

@@ -11,7 +11,7 @@ loaded for embeddings.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +28,16 @@ from conch.examples import Example, _index, corpus
 class HybridRetrieval:
     """``nearest`` by ``weight * cosine + (1 - weight) * BM25 / max(BM25)``."""
 
-    def __init__(self, weight: float, vectors: Path = VECTORS) -> None:
+    def __init__(self, weight: float, vectors: Any, embed: Callable[[Sequence[str]], Any]) -> None:
         self.weight = weight
-        raw = example_vectors(vectors)
-        self.mean = raw.mean(axis=0)
-        self.unit = unit_rows(raw, self.mean)
-        self.embed = Embedder(embedded_model())
+        self.mean = vectors.mean(axis=0)
+        self.unit = unit_rows(vectors, self.mean)
+        self.embed = embed
+
+    @classmethod
+    def load(cls, weight: float, vectors: Path = VECTORS) -> HybridRetrieval:
+        """The shipped examples' vectors (made on first use) and the model to embed requests."""
+        return cls(weight, example_vectors(vectors), Embedder(embedded_model()))
 
     def nearest(self, request: str, k: int = 4) -> list[Example]:
         """The ``k`` examples scoring highest for ``request``, most similar last."""
@@ -45,9 +49,10 @@ class HybridRetrieval:
         lexical = np.array(_index().scores(request), dtype=np.float64)
         lexical = lexical / (lexical.max() or 1.0)
         score = self.weight * (self.unit @ query) + (1 - self.weight) * lexical
-        best = np.argsort(-score, kind="stable")[:k]
+        # Ties go to the later example, as in conch's own BM25 ranking.
+        best = sorted(range(len(score)), key=lambda i: (score[i], i), reverse=True)[:k]
         examples = corpus()
-        return [examples[int(i)] for i in reversed(best)]
+        return [examples[i] for i in reversed(best)]
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[None]:
