@@ -33,7 +33,9 @@ from conch.messages import Chunk, GenerationOptions, Message, Role, ToolCall, Us
 if TYPE_CHECKING:
     from conch.settings import LocalSettings
 
-PROTOCOL = 1
+# Raised whenever a message changes shape, so a service of the old shape is replaced rather
+# than sent what it cannot read (2: generation options carry ``end_bias``).
+PROTOCOL = 2
 
 # One line may carry a whole prompt (peeked files, help text): generous, but bounded.
 MAX_LINE = 16 * 2**20
