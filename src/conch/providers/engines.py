@@ -7,6 +7,7 @@ Engines are imported lazily: importing this module costs nothing.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import mmap
@@ -159,6 +160,20 @@ def _gguf_end_token(data: mmap.mmap) -> int | None:
     return next((found[key] for key in _END_TOKEN_KEYS if key in found), None)
 
 
+class _ModelFile:
+    """What an engine reads from its GGUF file beyond the model, when first asked."""
+
+    _model_path: Path
+
+    @functools.cached_property
+    def _end_token_id(self) -> int | None:
+        return gguf_end_token(self._model_path)
+
+    def end_token(self) -> int | None:
+        """The model's end-of-turn token, read once from the GGUF metadata."""
+        return self._end_token_id
+
+
 def error_message(error: Any) -> str:
     """The message of an OpenAI-style error payload, as one line."""
     if isinstance(error, dict):
@@ -166,7 +181,7 @@ def error_message(error: Any) -> str:
     return " ".join(str(error).split()) or "unknown error"
 
 
-class XllamacppEngine:
+class XllamacppEngine(_ModelFile):
     """llama.cpp through xllamacpp's in-process server (the default, prebuilt wheels)."""
 
     def __init__(self, model_path: Path, n_ctx: int, n_threads: int) -> None:
@@ -176,8 +191,6 @@ class XllamacppEngine:
             raise ConfigError(ENGINE_NOT_INSTALLED) from None
         check_gguf(model_path)
         self._model_path = model_path
-        self._end_token: int | None = None
-        self._end_token_read = False
         params = xllamacpp.CommonParams()
         params.model.path = str(model_path)
         params.n_ctx = n_ctx
@@ -231,14 +244,8 @@ class XllamacppEngine:
         """Drop the server; llama.cpp frees the model when the last reference goes."""
         self._server = None
 
-    def end_token(self) -> int | None:
-        """The model's end-of-turn token, read once from the GGUF metadata."""
-        if not self._end_token_read:
-            self._end_token, self._end_token_read = gguf_end_token(self._model_path), True
-        return self._end_token
 
-
-class LlamaCppPythonEngine:
+class LlamaCppPythonEngine(_ModelFile):
     """llama.cpp through llama-cpp-python, preferred by ``engine: auto`` when installed."""
 
     def __init__(self, model_path: Path, n_ctx: int, n_threads: int) -> None:
@@ -247,7 +254,7 @@ class LlamaCppPythonEngine:
         except ImportError:
             raise ConfigError(LLAMA_CPP_PYTHON_NOT_INSTALLED) from None
         check_gguf(model_path)
-        self._end_token = gguf_end_token(model_path)
+        self._model_path = model_path
         self._module: Any = llama_cpp
         # Llama objects are not safe to share between threads: one request at a time.
         self._lock = threading.Lock()
@@ -325,10 +332,6 @@ class LlamaCppPythonEngine:
                 },
             }
         )
-
-    def end_token(self) -> int | None:
-        """The model's end-of-turn token, from the GGUF metadata."""
-        return self._end_token
 
     def close(self) -> None:
         """Free the model now rather than at garbage collection."""
