@@ -119,6 +119,10 @@ def make_tools(names: list[str], base_url: str, model: str) -> list[Generator]:
     for name in names:
         if name == "conch":
             tools.append(ConchGenerator(base_url, model))
+        elif name == "conch-review":
+            from benchmarks.accuracy.review import ReviewVariant
+
+            tools.append(ReviewVariant(base_url, model))
         elif name.startswith("conch-"):
             from benchmarks.accuracy.ablation import VARIANTS, ConchVariant
 
@@ -185,7 +189,12 @@ def code_fingerprint(tool: str) -> str:
     digest = hashlib.sha256()
     files: list[Path] = [ROOT / "benchmarks" / "accuracy" / "candidate.py"]
     if tool.startswith("conch-"):  # an ablation variant: conch plus its settings
-        sources: tuple[str, ...] = (*_TOOL_SOURCES["conch"], "benchmarks/accuracy/ablation.py")
+        sources: tuple[str, ...] = (
+            *_TOOL_SOURCES["conch"],
+            "benchmarks/accuracy/ablation.py",
+            "benchmarks/accuracy/hybrid_retrieval.py",
+            "benchmarks/accuracy/review.py",
+        )
     else:
         sources = _TOOL_SOURCES.get(tool, _PEER_SOURCES)
     for source in sources:
