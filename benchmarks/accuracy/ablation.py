@@ -53,9 +53,14 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "conch-no-validation": {"generation": _NO_DRY_RUN, "validation": {"enabled": False}},
     # examples found by BM25 mixed 7:3 with the model's own embeddings (hybrid_retrieval.py)
     "conch-embedding-retrieval": {},
+    # examples ranked by BM25 less 0.3 x the idf of each word they ask for that the request
+    # does not (review.py's Retrieval): plainer examples first
+    "conch-plain-examples": {},
 }
-# Variants that find conch's worked examples another way: the weight of the embeddings.
+# Variants that find conch's worked examples another way: the weight of the embeddings, or
+# of the words an example asks for beyond the request.
 RETRIEVAL_WEIGHTS = {"conch-embedding-retrieval": 0.3}
+UNASKED_WEIGHTS = {"conch-plain-examples": 0.3}
 
 
 class ConchVariant(ConchGenerator):
@@ -70,6 +75,11 @@ class ConchVariant(ConchGenerator):
             from benchmarks.accuracy.hybrid_retrieval import HybridRetrieval
 
             self.retrieval = HybridRetrieval.load(RETRIEVAL_WEIGHTS[name])
+        elif name in UNASKED_WEIGHTS:
+            from benchmarks.accuracy.review import Retrieval
+            from conch.examples import corpus
+
+            self.retrieval = Retrieval(corpus(), UNASKED_WEIGHTS[name])
 
     def generate(self, task: Task) -> Candidate:
         root = self.roots.get(task.fs)

@@ -476,6 +476,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="run nothing: combine reports of different tools on the same tasks into --out",
     )
     parser.add_argument(
+        "--join",
+        nargs="+",
+        metavar="REPORT.json",
+        help="run nothing: combine reports of the same tools on different tasks into --out",
+    )
+    parser.add_argument(
         "--sanity",
         action="store_true",
         help="also check the comparator on right and wrong pairs of reference commands",
@@ -491,6 +497,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.merge:
         return merge([Path(p) for p in args.merge], Path(args.out))
+    if args.join:
+        return join([Path(p) for p in args.join], Path(args.out))
     # Stop cleanly on SIGTERM and SIGINT, so the model server started here is stopped too.
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -575,6 +583,48 @@ def merge(paths: list[Path], out: Path) -> int:
         ),
         "seconds": round(sum(rep["meta"]["seconds"] for rep in reports), 1),
         "merged_from": [str(p) for p in paths],
+    }
+    write_report(meta, rows, names, out)
+    return 0
+
+
+def join(paths: list[Path], out: Path) -> int:
+    """One report from runs of the same tools on different tasks (shards of one run, run
+    side by side against the same server), rows in task order; every run's command is kept."""
+    reports = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
+    if len({tuple(rep["meta"]["tools"]) for rep in reports}) != 1:
+        raise SystemExit("--join: the reports are of different tools; use --merge for that")
+    models = {rep["meta"]["model"] for rep in reports}
+    if len(models) != 1:
+        raise SystemExit(f"--join: the reports use different models: {sorted(models)}")
+    seen: set[int] = set()
+    for path, rep in zip(paths, reports, strict=True):
+        tasks = {r["task"] for r in rep["rows"]}
+        if tasks & seen:
+            raise SystemExit(f"--join: {path} repeats tasks of an earlier report")
+        seen |= tasks
+    first = reports[0]["meta"]
+    names = list(first["tools"])
+    rows = sorted(
+        (r for rep in reports for r in rep["rows"]),
+        key=lambda r: (r["task"], names.index(r["tool"])),
+    )
+    meta = {
+        "model": first["model"],
+        "server": first["server"],
+        "command": " & ".join(rep["meta"]["command"] for rep in reports),
+        "date": ", ".join(sorted({rep["meta"]["date"] for rep in reports})),
+        "tasks": len(seen),
+        "clean_tasks": sum(rep["meta"]["clean_tasks"] for rep in reports),
+        "all_tasks": any(rep["meta"]["all_tasks"] for rep in reports),
+        "judge": "; ".join(sorted({rep["meta"]["judge"].split(" (")[0] for rep in reports})),
+        "tools": names,
+        "reference_pairs": next(
+            (rep["meta"]["reference_pairs"] for rep in reports if rep["meta"]["reference_pairs"]),
+            None,
+        ),
+        "seconds": round(max(rep["meta"]["seconds"] for rep in reports), 1),
+        "joined_from": [str(p) for p in paths],
     }
     write_report(meta, rows, names, out)
     return 0

@@ -406,6 +406,42 @@ def test_merge_refuses_reports_on_different_tasks(tmp_path: Path) -> None:
         main(["--merge", str(a), str(b), "--out", str(tmp_path / "m")])
 
 
+def test_join_combines_shards_of_one_run_in_task_order(tmp_path: Path) -> None:
+    import json
+
+    from benchmarks.accuracy.run import main
+
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(_report(["conch"], [0, 2, 4], "shard A")), encoding="utf-8")
+    b.write_text(json.dumps(_report(["conch"], [1, 3], "shard B")), encoding="utf-8")
+    out = tmp_path / "joined"
+    assert main(["--join", str(a), str(b), "--out", str(out)]) == 0
+    joined = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    assert [r["task"] for r in joined["rows"]] == [0, 1, 2, 3, 4]
+    assert joined["meta"]["command"] == "shard A & shard B"
+    assert joined["meta"]["tasks"] == joined["meta"]["clean_tasks"] == 5
+    # tasks 0, 2 and 4 pass in the made-up rows
+    assert joined["meta"]["summary"]["conch"]["clean"]["normalised"]["passed"] == 3
+
+
+@pytest.mark.parametrize(
+    ("tools", "tasks", "message"),
+    [(["sgpt"], [1], "different tools"), (["conch"], [2, 3], "repeats tasks")],
+)
+def test_join_refuses_other_tools_and_repeated_tasks(
+    tmp_path: Path, tools: list[str], tasks: list[int], message: str
+) -> None:
+    import json
+
+    from benchmarks.accuracy.run import main
+
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(_report(["conch"], [0, 2], "shard A")), encoding="utf-8")
+    b.write_text(json.dumps(_report(tools, tasks, "shard B")), encoding="utf-8")
+    with pytest.raises(SystemExit, match=message):
+        main(["--join", str(a), str(b), "--out", str(tmp_path / "j")])
+
+
 def test_the_candidate_cache_keeps_conchs_trials(tmp_path: Path) -> None:
     from benchmarks.accuracy.candidate import Candidate
     from benchmarks.accuracy.conch_tool import ConchCandidate
