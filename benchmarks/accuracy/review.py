@@ -154,7 +154,7 @@ class Reviewer:
                 "cache_prompt": True,
             },
         )
-        return sum(p["logprob"] for p in reply.get("completion_probabilities") or [])
+        return float(sum(p["logprob"] for p in reply.get("completion_probabilities") or []))
 
 
 def pick(commands: list[str], scores: dict[str, float]) -> int:
