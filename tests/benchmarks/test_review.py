@@ -20,7 +20,10 @@ EXAMPLES = (
 
 def test_parse_examples_reads_the_shipped_format() -> None:
     text = "# a comment\nshow the date\tdate\n\nno command here\t \nlist files\tls -l\n"
-    assert parse_examples(text) == (Example("show the date", "date"), Example("list files", "ls -l"))
+    assert parse_examples(text) == (
+        Example("show the date", "date"),
+        Example("list files", "ls -l"),
+    )
 
 
 def test_without_the_penalty_the_lookup_is_conchs_own() -> None:
