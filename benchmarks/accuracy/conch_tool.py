@@ -10,11 +10,13 @@ directory, ``/``, and small). conch never sees the reference commands or their o
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,7 @@ from benchmarks.accuracy.sandbox import (
 )
 from conch.dryrun import DEFAULT_TIMEOUT_S, DryRun, DryRunner, judge_in_copy, run_capped
 from conch.errors import ConchError, ModelOutputError
+from conch.examples import Example
 from conch.platform import PlatformContext
 from conch.providers.base import Provider
 
@@ -101,6 +104,20 @@ def task_platform(shell: str) -> PlatformContext:
         return detect_platform(None, {"PATH": f"{links}:{DEFAULT_PATH}", "SHELL": shell})
     finally:
         shutil.rmtree(links, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def examples_found_by(nearest: Callable[[str, int], list[Example]]) -> Iterator[None]:
+    """conch finds its worked examples with ``nearest`` inside the block (the ablation
+    variants that change how examples are found)."""
+    import conch.generate
+
+    original: Any = conch.generate.nearest
+    conch.generate.nearest = nearest  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        conch.generate.nearest = original
 
 
 def conch_candidate(

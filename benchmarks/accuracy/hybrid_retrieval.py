@@ -11,10 +11,11 @@ loaded for embeddings.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.accuracy.conch_tool import examples_found_by
 from benchmarks.retrieval_embeddings import (
     VECTORS,
     Embedder,
@@ -54,14 +55,6 @@ class HybridRetrieval:
         examples = corpus()
         return [examples[i] for i in reversed(best)]
 
-    @contextlib.contextmanager
-    def installed(self) -> Iterator[None]:
+    def installed(self) -> contextlib.AbstractContextManager[None]:
         """conch finds its examples with this retrieval inside the block."""
-        import conch.generate
-
-        original: Any = conch.generate.nearest
-        conch.generate.nearest = self.nearest  # type: ignore[assignment]
-        try:
-            yield
-        finally:
-            conch.generate.nearest = original
+        return examples_found_by(self.nearest)

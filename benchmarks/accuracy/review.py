@@ -28,7 +28,6 @@ import json
 import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ from benchmarks.accuracy.conch_tool import (
     ConchGenerator,
     FixtureDryRunner,
     conch_candidate,
+    examples_found_by,
 )
 from conch.examples import Bm25, Example, _indexed_text, _terms, corpus
 
@@ -103,17 +103,9 @@ class Retrieval:
         scored.sort(reverse=True)
         return [self.examples[i] for _, i in reversed(scored[:k])]
 
-    @contextlib.contextmanager
-    def installed(self) -> Iterator[None]:
+    def installed(self) -> contextlib.AbstractContextManager[None]:
         """conch finds its examples with this retrieval inside the block."""
-        import conch.generate
-
-        original: Any = conch.generate.nearest
-        conch.generate.nearest = self.nearest  # type: ignore[assignment]
-        try:
-            yield
-        finally:
-            conch.generate.nearest = original
+        return examples_found_by(self.nearest)
 
 
 def chat_prompt(system: str, user: str) -> str:
