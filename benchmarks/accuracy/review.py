@@ -86,20 +86,15 @@ class Retrieval:
         self.index = Bm25([_indexed_text(e) for e in examples])
         self.asks = [frozenset(_terms(e.request)) for e in examples]
 
-    def scores(self, request: str) -> list[float]:
-        query = set(_terms(request))
-        out = []
-        for i, score in enumerate(self.index.scores(request)):
-            if score > 0 and self.unasked:
-                score -= self.unasked * sum(self.index.idf[t] for t in self.asks[i] - query)
-            out.append(score)
-        return out
-
     def nearest(self, request: str, k: int = 4) -> list[Example]:
         if k <= 0:
             return []
-        shared = self.index.scores(request)
-        scored = [(s, i) for i, s in enumerate(self.scores(request)) if shared[i] > 0]
+        query = set(_terms(request))
+        scored = [
+            (score - self.unasked * sum(self.index.idf[t] for t in self.asks[i] - query), i)
+            for i, score in enumerate(self.index.scores(request))
+            if score > 0  # only examples sharing a word with the request, as conch's own
+        ]
         scored.sort(reverse=True)
         return [self.examples[i] for _, i in reversed(scored[:k])]
 
