@@ -39,7 +39,7 @@ from benchmarks.accuracy.conch_tool import (
     conch_candidate,
     examples_found_by,
 )
-from conch.examples import Bm25, Example, _indexed_text, _terms, corpus
+from conch.examples import Bm25, Example, _indexed_text, _terms, corpus, parse_examples
 
 ROOT = Path(__file__).resolve().parents[2]
 LARGER_CORPUS_COMMIT = "0333848"
@@ -49,18 +49,6 @@ REVIEW_USER = (
     "Here is a shell command:\n{command}\n"
     "What request, in plain English, would this command answer? Reply with the request only."
 )
-
-
-def parse_examples(text: str) -> tuple[Example, ...]:
-    """Examples from the shipped TSV format (``request<TAB>command``; ``#`` comments)."""
-    rows = []
-    for line in text.splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        request, _, command = line.partition("\t")
-        if command.strip():
-            rows.append(Example(request.strip(), command.strip()))
-    return tuple(rows)
 
 
 @functools.cache

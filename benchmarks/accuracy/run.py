@@ -545,6 +545,20 @@ def write_report(
     log(f"wrote {json_path} and {md_path}")
 
 
+def _combined_meta(reports: list[dict[str, Any]], separator: str) -> dict[str, Any]:
+    """What a report made from several says of them all: their commands joined with
+    ``separator``, their dates and judges, and the first sanity check among them."""
+    return {
+        "command": separator.join(rep["meta"]["command"] for rep in reports),
+        "date": ", ".join(sorted({rep["meta"]["date"] for rep in reports})),
+        "judge": "; ".join(sorted({rep["meta"]["judge"].split(" (")[0] for rep in reports})),
+        "reference_pairs": next(
+            (rep["meta"]["reference_pairs"] for rep in reports if rep["meta"]["reference_pairs"]),
+            None,
+        ),
+    }
+
+
 def merge(paths: list[Path], out: Path) -> int:
     """One report from runs of different tools on the same tasks (same model and judge).
 
@@ -566,21 +580,14 @@ def merge(paths: list[Path], out: Path) -> int:
                 names.append(name)
                 rows += [r for r in rep["rows"] if r["tool"] == name]
     first = reports[0]["meta"]
-    commands = [rep["meta"]["command"] for rep in reports]
     meta = {
         **{k: first[k] for k in ("model", "server", "tasks", "clean_tasks", "all_tasks")},
-        "command": " && ".join(commands),
+        **_combined_meta(reports, " && "),
         "runs": [
             {k: rep["meta"][k] for k in ("command", "tools", "date", "seconds", "judge")}
             for rep in reports
         ],
-        "date": ", ".join(sorted({rep["meta"]["date"] for rep in reports})),
-        "judge": "; ".join(sorted({rep["meta"]["judge"].split(" (")[0] for rep in reports})),
         "tools": names,
-        "reference_pairs": next(
-            (rep["meta"]["reference_pairs"] for rep in reports if rep["meta"]["reference_pairs"]),
-            None,
-        ),
         "seconds": round(sum(rep["meta"]["seconds"] for rep in reports), 1),
         "merged_from": [str(p) for p in paths],
     }
@@ -612,17 +619,11 @@ def join(paths: list[Path], out: Path) -> int:
     meta = {
         "model": first["model"],
         "server": first["server"],
-        "command": " & ".join(rep["meta"]["command"] for rep in reports),
-        "date": ", ".join(sorted({rep["meta"]["date"] for rep in reports})),
+        **_combined_meta(reports, " & "),
         "tasks": len(seen),
         "clean_tasks": sum(rep["meta"]["clean_tasks"] for rep in reports),
         "all_tasks": any(rep["meta"]["all_tasks"] for rep in reports),
-        "judge": "; ".join(sorted({rep["meta"]["judge"].split(" (")[0] for rep in reports})),
         "tools": names,
-        "reference_pairs": next(
-            (rep["meta"]["reference_pairs"] for rep in reports if rep["meta"]["reference_pairs"]),
-            None,
-        ),
         "seconds": round(max(rep["meta"]["seconds"] for rep in reports), 1),
         "joined_from": [str(p) for p in paths],
     }

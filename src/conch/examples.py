@@ -103,18 +103,23 @@ def _indexed_text(example: Example) -> str:
     return f"{example.request} {example.command.split()[0]}"
 
 
-@lru_cache(maxsize=1)
-def corpus() -> tuple[Example, ...]:
-    """The shipped examples."""
-    text = resources.files("conch").joinpath("data/examples.tsv").read_text(encoding="utf-8")
+def parse_examples(text: str) -> tuple[Example, ...]:
+    """Examples in the shipped format: ``request<TAB>command`` lines, ``#`` comments."""
     rows = []
     for line in text.splitlines():
         if not line.strip() or line.startswith("#"):
             continue
         request, _, command = line.partition("\t")
-        if command:
+        if command.strip():
             rows.append(Example(request.strip(), command.strip()))
     return tuple(rows)
+
+
+@lru_cache(maxsize=1)
+def corpus() -> tuple[Example, ...]:
+    """The shipped examples."""
+    text = resources.files("conch").joinpath("data/examples.tsv").read_text(encoding="utf-8")
+    return parse_examples(text)
 
 
 class Bm25:
