@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from conch.examples import Example, _index, corpus
+from conch.examples import Example, corpus, retrieval
 
 WEIGHTS = (0.0, 0.3, 0.5, 0.7, 1.0)
 VECTORS = Path("benchmarks/.work/example-embeddings.npy")
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         vectors = example_vectors(args.vectors, args.model)
     except ValueError as exc:
         parser.error(str(exc))
-    shares = same_program_first(examples, vectors, _index().scores, programs)
+    shares = same_program_first(examples, vectors, retrieval("shipped").index.scores, programs)
     print(f"{len(examples)} examples left out one at a time; the best other example uses")
     print("the same program, scored by weight * cosine + (1 - weight) * BM25:")
     for weight, share in shares.items():

@@ -8,6 +8,7 @@ from cliutil import DEBIAN, needs_bwrap
 from conch.candidates import Trial, choose, is_doubtful
 from conch.context import RequestContext
 from conch.dryrun import DryRun, DryRunner, SandboxDryRunner
+from conch.errors import ProviderError
 from conch.messages import GenerationOptions, Message
 from conch.policy import PolicyContext, assess
 from conch.propose import propose
@@ -320,3 +321,66 @@ def test_greedy_options_are_unchanged() -> None:
     run_propose(provider, None)
     options: GenerationOptions = provider.sent[0].options
     assert (options.temperature, options.seed, options.max_tokens) == (0.0, None, 256)
+
+
+# -- generation.review: answers made with examples found three ways, scored by the model --
+
+
+def test_review_keeps_the_answer_whose_command_makes_the_request_likeliest() -> None:
+    provider = ScriptedProvider.of("sort sizes.txt", "sort -h sizes.txt", "sort -n sizes.txt")
+    provider.scores = {"sort sizes.txt": -9.0, "sort -h sizes.txt": -2.0, "sort -n sizes.txt": -5.0}
+    proposal = run_propose(provider, None, dry_run=False)
+    assert proposal.command == "sort -h sizes.txt"  # type: ignore[attr-defined]
+    assert provider.scored == ["sort sizes.txt", "sort -h sizes.txt", "sort -n sizes.txt"]
+    trials = proposal.trials_json()  # type: ignore[attr-defined]
+    assert [t.get("examples", "shipped") for t in trials] == ["shipped", "larger", "plain"]
+    assert [t["likelihood"] for t in trials] == [-9.0, -2.0, -5.0]
+    # The three answers saw different worked examples; the request came last each time.
+    shown = [[m.content for m in s.messages[1:-1]] for s in provider.sent]
+    assert shown[0] != shown[1] and shown[0] != shown[2]
+    assert all(s.messages[-1].content.endswith("sort sizes.txt by size") for s in provider.sent)
+
+
+def test_review_keeps_the_first_answer_on_a_tie_and_scores_each_command_once() -> None:
+    provider = ScriptedProvider.of("sort a", "sort -h a", "sort a")
+    provider.scores = {"sort a": -3.0, "sort -h a": -3.0}
+    proposal = run_propose(provider, None, dry_run=False)
+    assert proposal.command == "sort a"  # type: ignore[attr-defined]
+    assert provider.scored == ["sort a", "sort -h a"]
+
+
+def test_a_provider_that_cannot_score_makes_only_the_first_answer() -> None:
+    provider = ScriptedProvider.of("sort a")  # scores None: likelihood answers None
+    proposal = run_propose(provider, None, dry_run=False)
+    assert proposal.command == "sort a"  # type: ignore[attr-defined]
+    assert len(provider.sent) == 1 and proposal.notes == []  # type: ignore[attr-defined]
+
+
+def test_a_failed_second_answer_leaves_the_others_and_says_why() -> None:
+    provider = ScriptedProvider.of("sort a", ProviderError("server went away"), "sort -h a")
+    provider.scores = {"sort a": -4.0, "sort -h a": -1.0}
+    proposal = run_propose(provider, None, dry_run=False)
+    assert proposal.command == "sort -h a"  # type: ignore[attr-defined]
+    assert proposal.notes == [  # type: ignore[attr-defined]
+        "no answer with examples larger: server went away"
+    ]
+
+
+def test_review_one_makes_one_answer_and_scores_nothing() -> None:
+    provider = ScriptedProvider.of("sort a")
+    provider.scores = {"sort a": -1.0}
+    proposal = run_propose(provider, None, dry_run=False, review=1)
+    assert proposal.command == "sort a"  # type: ignore[attr-defined]
+    assert len(provider.sent) == 1 and provider.scored == []
+
+
+def test_each_answer_runs_the_whole_pipeline_with_its_dry_runs() -> None:
+    provider = ScriptedProvider.of("sort -X a", "sort -h a", "sort -h a", "sort -h a")
+    provider.scores = {"sort -X a": -1.0, "sort -h a": -2.0}
+    runner = TableRunner({"sort -h a": (0, "1K\n", "")})
+    proposal = run_propose(provider, runner, candidates=2)
+    # answer 1: "sort -X a" fails its dry run, a sample "sort -h a" works and is chosen;
+    # answers 2 and 3 agree; one command to score, so the first answer's choice stands.
+    assert proposal.command == "sort -h a"  # type: ignore[attr-defined]
+    assert provider.scored == ["sort -h a"]
+    assert runner.ran == ["sort -X a", "sort -h a", "sort -h a", "sort -h a"]

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conch.examples import corpus, nearest
+import pytest
+
+from conch.examples import (
+    Example,
+    Retrieval,
+    corpus,
+    larger_corpus,
+    nearest,
+    parse_examples,
+    retrieval,
+)
 from conch.generate import select_examples
 from conch.policy import assess
 from conch.settings import PromptConfig, ToolConfig
@@ -76,3 +86,45 @@ def test_documentation_ends_the_system_prompt_and_the_request_comes_last() -> No
     assert (last.role, last.content) == ("user", "count the lines in notes.txt")
     assert system.role == "system"
     assert system.content.endswith(DOCUMENTATION_PROMPT + "## wc\nUsage: wc")
+
+
+EXAMPLES = (
+    Example("print all environment variables in alphabetical order", "printenv | sort"),
+    Example("show environment variables", "printenv"),
+    Example("count the lines in notes.txt", "wc -l notes.txt"),
+    Example("print the date", "date"),
+)
+
+
+def test_parse_examples_reads_the_shipped_format() -> None:
+    text = "# a comment\nshow the date\tdate\n\nno command here\t \nlist files\tls -l\n"
+    assert parse_examples(text) == (
+        Example("show the date", "date"),
+        Example("list files", "ls -l"),
+    )
+
+
+def test_the_larger_corpus_is_the_shipped_one_and_more() -> None:
+    shipped, larger = corpus(), larger_corpus()
+    assert larger[: len(shipped)] == shipped and len(larger) > 2 * len(shipped)
+    assert retrieval("larger").examples == larger
+
+
+def test_unasked_words_put_the_plainer_example_nearest() -> None:
+    request = "print environment variables"
+    # BM25 alone puts the example that shares "print" nearest, though it asks for an order
+    # the user did not; held against it, "alphabetical" and "order" put the plain one first.
+    bm25 = Retrieval(EXAMPLES).nearest(request, 2)
+    plain = Retrieval(EXAMPLES, unasked=0.3).nearest(request, 2)
+    assert [e.command for e in bm25] == ["printenv", "printenv | sort"]  # most similar last
+    assert [e.command for e in plain] == ["printenv | sort", "printenv"]
+
+
+def test_an_example_sharing_no_word_is_never_found() -> None:
+    found = Retrieval(EXAMPLES, unasked=0.3).nearest("print environment variables", 3)
+    assert Example("count the lines in notes.txt", "wc -l notes.txt") not in found
+
+
+def test_an_unknown_retrieval_is_named_in_the_error() -> None:
+    with pytest.raises(ValueError, match="unknown example retrieval 'nope'"):
+        retrieval("nope")

@@ -10,7 +10,12 @@ import contextlib
 from typing import Any
 
 from benchmarks.accuracy.candidate import Candidate, Task
-from benchmarks.accuracy.conch_tool import ConchGenerator, FixtureDryRunner, conch_candidate
+from benchmarks.accuracy.conch_tool import (
+    ConchGenerator,
+    FixtureDryRunner,
+    conch_candidate,
+    examples_found_by,
+)
 
 _NO_DRY_RUN: dict[str, Any] = {"dry_run": False}
 
@@ -51,16 +56,19 @@ VARIANTS: dict[str, dict[str, Any]] = {
     },
     # validation (help text, static checks, model verdict) off, dry runs off
     "conch-no-validation": {"generation": _NO_DRY_RUN, "validation": {"enabled": False}},
-    # examples found by BM25 mixed 7:3 with the model's own embeddings (hybrid_retrieval.py)
-    "conch-embedding-retrieval": {},
-    # examples ranked by BM25 less 0.3 x the idf of each word they ask for that the request
-    # does not (review.py's Retrieval): plainer examples first
-    "conch-plain-examples": {},
+    # one answer, not three reviewed (what conch did before generation.review)
+    "conch-no-review": {"generation": {"review": 1}},
+    # one answer, examples found by BM25 mixed 7:3 with the model's own embeddings
+    # (hybrid_retrieval.py)
+    "conch-embedding-retrieval": {"generation": {"review": 1}},
+    # one answer, examples ranked by BM25 less 0.3 x the idf of each word they ask for that
+    # the request does not (conch.examples.retrieval("plain")): plainer examples first
+    "conch-plain-examples": {"generation": {"review": 1}},
 }
 # Variants that find conch's worked examples another way: the weight of the embeddings, or
 # of the words an example asks for beyond the request.
 RETRIEVAL_WEIGHTS = {"conch-embedding-retrieval": 0.3}
-UNASKED_WEIGHTS = {"conch-plain-examples": 0.3}
+PLAIN_EXAMPLES = ("conch-plain-examples",)
 
 
 class ConchVariant(ConchGenerator):
@@ -70,20 +78,19 @@ class ConchVariant(ConchGenerator):
         super().__init__(base_url, model)
         self.name = name
         self.overrides = VARIANTS[name]
-        self.retrieval: Any = None
+        self.nearest: Any = None
         if name in RETRIEVAL_WEIGHTS:
             from benchmarks.accuracy.hybrid_retrieval import HybridRetrieval
 
-            self.retrieval = HybridRetrieval.load(RETRIEVAL_WEIGHTS[name])
-        elif name in UNASKED_WEIGHTS:
-            from benchmarks.accuracy.review import Retrieval
-            from conch.examples import corpus
+            self.nearest = HybridRetrieval.load(RETRIEVAL_WEIGHTS[name]).nearest
+        elif name in PLAIN_EXAMPLES:
+            from conch.examples import retrieval
 
-            self.retrieval = Retrieval(corpus(), UNASKED_WEIGHTS[name])
+            self.nearest = retrieval("plain").nearest
 
     def generate(self, task: Task) -> Candidate:
         root = self.roots.get(task.fs)
         scratch = self.overrides.get("generation", {}).get("dry_run_scratch", True)
         runner = FixtureDryRunner(root, task, scratch=scratch) if root is not None else None
-        with self.retrieval.installed() if self.retrieval else contextlib.nullcontext():
+        with examples_found_by(self.nearest) if self.nearest else contextlib.nullcontext():
             return conch_candidate(self.provider, task.nl, runner, self.overrides, task.shell)

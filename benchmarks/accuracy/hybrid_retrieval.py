@@ -23,7 +23,7 @@ from benchmarks.retrieval_embeddings import (
     example_vectors,
     unit_rows,
 )
-from conch.examples import Example, _index, corpus
+from conch.examples import Example, corpus, retrieval
 
 
 class HybridRetrieval:
@@ -47,7 +47,7 @@ class HybridRetrieval:
         if k <= 0:
             return []
         query = unit_rows(self.embed([request])[0], self.mean)
-        lexical = np.array(_index().scores(request), dtype=np.float64)
+        lexical = np.array(retrieval("shipped").index.scores(request), dtype=np.float64)
         lexical = lexical / (lexical.max() or 1.0)
         score = self.weight * (self.unit @ query) + (1 - self.weight) * lexical
         # Ties go to the later example, as in conch's own BM25 ranking.

@@ -119,10 +119,6 @@ def make_tools(names: list[str], base_url: str, model: str) -> list[Generator]:
     for name in names:
         if name == "conch":
             tools.append(ConchGenerator(base_url, model))
-        elif name == "conch-review":
-            from benchmarks.accuracy.review import ReviewVariant
-
-            tools.append(ReviewVariant(base_url, model))
         elif name.startswith("conch-"):
             from benchmarks.accuracy.ablation import VARIANTS, ConchVariant
 
@@ -193,7 +189,6 @@ def code_fingerprint(tool: str) -> str:
             *_TOOL_SOURCES["conch"],
             "benchmarks/accuracy/ablation.py",
             "benchmarks/accuracy/hybrid_retrieval.py",
-            "benchmarks/accuracy/review.py",
         )
     else:
         sources = _TOOL_SOURCES.get(tool, _PEER_SOURCES)

@@ -40,6 +40,8 @@ class Trial:
     verdict: Verdict
     dry_run: DryRun | None = None
     source: str = "greedy"  # greedy | sample | repair
+    examples: str = "shipped"  # how its worked examples were found (conch.examples.RETRIEVALS)
+    likelihood: float | None = None  # the review's score, when it chose among answers
 
     @property
     def outcome(self) -> str:
@@ -74,6 +76,10 @@ class Trial:
             "decision": str(self.verdict.decision),
             "outcome": self.outcome,
         }
+        if self.examples != "shipped":
+            data["examples"] = self.examples
+        if self.likelihood is not None:
+            data["likelihood"] = round(self.likelihood, 3)
         if self.dry_run is not None:
             data["exit_code"] = self.dry_run.exit_code
             if self.dry_run.scratch:

@@ -37,6 +37,9 @@ ANALYZER_PROMPT = (
 )
 
 
+# How worked examples are looked up: the request and how many, most similar last.
+Find = Callable[[str, int], list[Example]]
+
 DOCUMENTATION_PROMPT = "Documentation on this machine of programs that may help:\n"
 
 
@@ -65,6 +68,7 @@ def generate(
     hints: str = "",
     examples_skip: int = 0,
     end_bias: float = 0.0,
+    find: Find | None = None,
 ) -> Generated:
     """Ask the model for one command and extract it from the reply.
 
@@ -75,12 +79,13 @@ def generate(
     ``documentation_for``) end the system prompt, in that order. ``examples_skip`` shows the
     next ``few_shot`` examples instead, after skipping that many of the nearest.
     ``end_bias`` favours ending the command once it is complete (``generation.brevity``).
+    ``find`` looks the examples up instead of ``conch.examples.nearest`` (``generation.review``).
     """
     messages = build_messages(
         prompt,
         platform_description,
         ctx,
-        select_examples(prompt, ctx.request, few_shot, examples_skip),
+        select_examples(prompt, ctx.request, few_shot, examples_skip, find),
     )
     # In the system prompt: after the request, the model takes them for the request.
     extra = [hints] if hints else []
@@ -109,14 +114,16 @@ def generate(
     return Generated(command, response.text, response.usage, time.monotonic() - started)
 
 
-def select_examples(prompt: PromptConfig, request: str, k: int, skip: int = 0) -> list[Example]:
+def select_examples(
+    prompt: PromptConfig, request: str, k: int, skip: int = 0, find: Find | None = None
+) -> list[Example]:
     """The nearest worked examples that fit the prompt config's whitelist, most similar last;
-    with ``skip``, the ``k`` after the ``skip`` nearest."""
+    with ``skip``, the ``k`` after the ``skip`` nearest; found by ``find`` if given."""
     if k <= 0:
         return []
     allowed = {t.name for t in prompt.tools}
     wanted = k + skip
-    candidates = nearest(request, wanted * 4 if allowed else wanted)
+    candidates = (find or nearest)(request, wanted * 4 if allowed else wanted)
     if allowed:
         candidates = [e for e in candidates if e.command.split()[0] in allowed][-wanted:]
     return candidates[: len(candidates) - skip] if skip else candidates

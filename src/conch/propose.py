@@ -6,6 +6,7 @@ calls ``propose``, so what is measured is what users get.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,16 +16,24 @@ from conch.candidates import Trial, choose, is_doubtful
 from conch.context import RequestContext
 from conch.dryrun import DryRunner
 from conch.errors import ConchError, ModelOutputError
-from conch.generate import Generated, documentation_for, generate
-from conch.messages import Chunk
+from conch.examples import RETRIEVALS, retrieval
+from conch.generate import Find, Generated, documentation_for, generate
+from conch.messages import Chunk, Message
 from conch.platform import PlatformContext
 from conch.policy import Decision, PolicyContext, Verdict, assess
-from conch.providers.base import Provider
+from conch.providers.base import Provider, likelihood
 from conch.settings import PromptConfig, Settings
 from conch.validate import ValidationResult, recheck, validate
 
 # A sampled candidate that runs longer than this is rambling, not a better command.
 SAMPLE_MAX_TOKENS = 160
+
+# ``generation.review``: the question a command answers, to which the request is the reply.
+REVIEW_SYSTEM = "You are an expert at the Unix shell."
+REVIEW_USER = (
+    "Here is a shell command:\n{command}\n"
+    "What request, in plain English, would this command answer? Reply with the request only."
+)
 
 
 @dataclass(slots=True)
@@ -77,6 +86,8 @@ def propose(
     that gives reason for doubt (or ``generation.sample_when: always``), more candidates are
     sampled and dry-run, and ``conch.candidates.choose`` picks one by outcome and vote. If the
     chosen one still fails, the model is shown the error once and asked for a repair.
+    With ``generation.review`` above 1, that whole answer is made again with worked examples
+    found other ways, and the model's likelihood of the request picks one (``_review``).
     """
     gen = settings.generation
     describe = platform.describe()
@@ -89,75 +100,94 @@ def propose(
 
         hints = program_hints(ctx.request, gen.program_hints, cache_dir=cache_dir)
 
-    def ask(
-        temperature: float,
-        seed: int | None = None,
-        failed: tuple[str, str] | None = None,
-        stream: Callable[[Chunk], None] | None = None,
-        max_tokens: int = 256,
-        examples_skip: int = 0,
-    ) -> Generated:
-        return generate(
-            provider,
-            prompt,
-            describe,
-            ctx,
-            temperature,
-            stream,
-            few_shot=gen.few_shot,
-            seed=seed,
-            max_tokens=max_tokens,
-            failed=failed,
-            documentation=documentation,
-            hints=hints,
-            examples_skip=examples_skip,
-            end_bias=gen.brevity,
-        )
+    def answer(find: Find | None, stream: Callable[[Chunk], None] | None) -> _Answer:
+        """One answer the way conch makes it: the greedy command, alternatives when in doubt,
+        a repair when the chosen one fails, with examples found by ``find``."""
 
-    generated = ask(settings.ai.temperature, stream=on_chunk)
-    runner = dry_runner if gen.dry_run else None
-    trials = [_trial(generated.command, "greedy", policy_context, runner)]
-    replies = {generated.command: generated}
-    notes: list[str] = []
-    sampling = gen.sample_when == "always" or is_doubtful(trials[0])
-    if runner is not None and gen.candidates > 1 and sampling:
-        if on_stage is not None:
-            on_stage("trying alternatives")
-        for seed in range(1, gen.candidates):
+        def ask(
+            temperature: float,
+            seed: int | None = None,
+            failed: tuple[str, str] | None = None,
+            stream: Callable[[Chunk], None] | None = None,
+            max_tokens: int = 256,
+            examples_skip: int = 0,
+        ) -> Generated:
+            return generate(
+                provider,
+                prompt,
+                describe,
+                ctx,
+                temperature,
+                stream,
+                few_shot=gen.few_shot,
+                seed=seed,
+                max_tokens=max_tokens,
+                failed=failed,
+                documentation=documentation,
+                hints=hints,
+                examples_skip=examples_skip,
+                end_bias=gen.brevity,
+                find=find,
+            )
+
+        generated = ask(settings.ai.temperature, stream=stream)
+        trials = [_trial(generated.command, "greedy", policy_context, runner)]
+        replies = {generated.command: generated}
+        notes: list[str] = []
+        sampling = gen.sample_when == "always" or is_doubtful(trials[0])
+        if runner is not None and gen.candidates > 1 and sampling:
+            if on_stage is not None:
+                on_stage("trying alternatives")
+            for seed in range(1, gen.candidates):
+                try:
+                    # "next": every other sample sees the next-nearest examples instead.
+                    skip = gen.few_shot if gen.sample_examples == "next" and seed % 2 else 0
+                    sample = ask(
+                        gen.sample_temperature,
+                        seed=seed,
+                        max_tokens=SAMPLE_MAX_TOKENS,
+                        examples_skip=skip,
+                    )
+                except ModelOutputError:
+                    continue
+                except ConchError as exc:  # the first answer stands; say why there is no other
+                    notes.append(f"no further candidates: {exc}")
+                    break
+                replies.setdefault(sample.command, sample)
+                trials.append(_trial(sample.command, "sample", policy_context, runner, trials))
+        chosen = trials[choose(trials)]
+        if (
+            runner is not None
+            and gen.repair
+            and chosen.dry_run is not None
+            and chosen.dry_run.failed
+        ):
+            if on_stage is not None:
+                on_stage("repairing")
+            error = chosen.dry_run.error_excerpt()
             try:
-                # "next": every other sample sees the next-nearest examples instead.
-                skip = gen.few_shot if gen.sample_examples == "next" and seed % 2 else 0
-                sample = ask(
-                    gen.sample_temperature,
-                    seed=seed,
-                    max_tokens=SAMPLE_MAX_TOKENS,
-                    examples_skip=skip,
-                )
+                fixed = ask(settings.ai.temperature, failed=(chosen.command, error))
             except ModelOutputError:
-                continue
-            except ConchError as exc:  # the first answer stands; say why there is no other
-                notes.append(f"no further candidates: {exc}")
-                break
-            replies.setdefault(sample.command, sample)
-            trials.append(_trial(sample.command, "sample", policy_context, runner, trials))
-    chosen = trials[choose(trials)]
-    if runner is not None and gen.repair and chosen.dry_run is not None and chosen.dry_run.failed:
-        if on_stage is not None:
-            on_stage("repairing")
-        error = chosen.dry_run.error_excerpt()
-        try:
-            fixed = ask(settings.ai.temperature, failed=(chosen.command, error))
-        except ModelOutputError:
-            fixed = None
-        except ConchError as exc:
-            notes.append(f"no repair: {exc}")
-            fixed = None
-        if fixed is not None and fixed.command not in replies:
-            replies[fixed.command] = fixed
-            trials.append(_trial(fixed.command, "repair", policy_context, runner))
-            chosen = trials[choose(trials)]
-    generated = replies[chosen.command]
+                fixed = None
+            except ConchError as exc:
+                notes.append(f"no repair: {exc}")
+                fixed = None
+            if fixed is not None and fixed.command not in replies:
+                replies[fixed.command] = fixed
+                trials.append(_trial(fixed.command, "repair", policy_context, runner))
+                chosen = trials[choose(trials)]
+        return _Answer(chosen, replies[chosen.command], trials, notes)
+
+    runner = dry_runner if gen.dry_run else None
+    first = answer(None, on_chunk)
+    answers, best_index = [first], 0
+    if gen.review > 1:
+        answers, best_index = _review(provider, ctx.request, first, answer, gen.review, on_stage)
+    best = answers[best_index]
+    chosen, generated = best.chosen, best.generated
     command = chosen.command
+    notes = [note for a in answers for note in a.notes]
+    trials = [trial for a in answers for trial in a.trials]
     proposal = Proposal(command, chosen.verdict, generated, notes=notes, trials=trials)
     if not settings.validation.enabled or proposal.verdict.decision is Decision.REJECT:
         return proposal
@@ -183,6 +213,66 @@ def propose(
     else:
         proposal.correction, proposal.correction_verdict = fix, fix_verdict
     return proposal
+
+
+@dataclass(slots=True)
+class _Answer:
+    """One run of the pipeline: the chosen trial, the reply it came from, every trial, notes."""
+
+    chosen: Trial
+    generated: Generated
+    trials: list[Trial]
+    notes: list[str]
+
+
+def _review(
+    provider: Provider,
+    request: str,
+    first: _Answer,
+    answer: Callable[[Find | None, Callable[[Chunk], None] | None], _Answer],
+    count: int,
+    on_stage: Callable[[str], None] | None,
+) -> tuple[list[_Answer], int]:
+    """``generation.review``: up to ``count`` answers, each made with worked examples found a
+    different way (``conch.examples.RETRIEVALS``), and the index of the best: the one whose
+    command makes the user's request likeliest as its description (``review_messages``);
+    the first on a tie. A provider that cannot score (OpenAI, Azure) is found out by scoring
+    the first answer, before any other is made: only the first is then made."""
+
+    def score(command: str) -> float | None:
+        return likelihood(provider, review_messages(command), request)
+
+    answers = [first]
+    try:
+        scores = {first.chosen.command: score(first.chosen.command)}
+    except ConchError as exc:
+        first.notes.append(f"no review: {exc}")
+        return answers, 0
+    if scores[first.chosen.command] is None:
+        return answers, 0
+    for name in RETRIEVALS[1:count]:
+        if on_stage is not None:
+            on_stage(f"reviewing: examples {name}")
+        try:
+            made = answer(retrieval(name).nearest, None)
+            if made.chosen.command not in scores:
+                scores[made.chosen.command] = score(made.chosen.command)
+        except ConchError as exc:  # a model or provider failure: the answers so far stand
+            first.notes.append(f"no answer with examples {name}: {exc}")
+            continue
+        for trial in made.trials:
+            trial.examples = name
+        answers.append(made)
+    ranked = {c: s if s is not None else -math.inf for c, s in scores.items()}
+    for a in answers:
+        a.chosen.likelihood = scores[a.chosen.command]
+    best = max(range(len(answers)), key=lambda i: (ranked[answers[i].chosen.command], -i))
+    return answers, best
+
+
+def review_messages(command: str) -> list[Message]:
+    """The conversation after which the user's request is scored as the model's reply."""
+    return [Message("system", REVIEW_SYSTEM), Message("user", REVIEW_USER.format(command=command))]
 
 
 def _trial(

@@ -104,6 +104,7 @@ class GenerationSettings(_Model):
     sample_examples: Literal["same", "next"] = "same"
     brevity: float = Field(default=0.0, ge=0.0, le=10.0)
     repair: bool = True
+    review: int = Field(default=3, ge=1, le=3)
 
 
 DEFAULT_SKIP_COMMANDS = ("cd", "pwd", "echo", "true", "false")

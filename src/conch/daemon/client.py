@@ -49,6 +49,7 @@ from conch.errors import ConchError, ProviderError
 from conch.messages import Chunk, GenerationOptions, Message
 from conch.model_files import Progress, model_path_for
 from conch.paths import Paths
+from conch.providers.base import likelihood
 
 if TYPE_CHECKING:
     from conch.providers.base import Provider
@@ -589,9 +590,13 @@ class DaemonProvider:
                     break
                 delivered = False
                 try:
-                    for chunk in self._exchange(connection, request):
-                        delivered = True
-                        yield chunk
+                    for reply in self._exchange(connection, request):
+                        if reply["type"] == "chunk":
+                            delivered = True
+                            yield protocol.chunk_from_wire(reply)
+                        else:  # done
+                            timings = reply.get("timings")
+                            self.last_timings = dict(timings) if isinstance(timings, dict) else None
                     return
                 except ConnectionLost:
                     if delivered or attempt == 2:
@@ -605,6 +610,31 @@ class DaemonProvider:
         assert self._fallback is not None
         yield from self._fallback.stream(messages, options, tools)
 
+    def likelihood(self, messages: Sequence[Message], reply: str) -> float | None:
+        """How likely the model finds ``reply`` after ``messages``, asked of the service."""
+        if self._fallback is None:
+            request = {
+                "type": "likelihood",
+                "messages": protocol.messages_to_wire(messages),
+                "reply": reply,
+            }
+            try:
+                connection = self._connect()
+            except ServiceUnavailable as exc:
+                self._fall_back(str(exc))
+            else:
+                try:
+                    value = None
+                    for answer in self._exchange(connection, request):
+                        value = answer.get("logprob")
+                    return float(value) if isinstance(value, int | float) else None
+                except ConnectionLost:
+                    raise ProviderError(_lost(connection.pid, False)) from None
+                finally:
+                    connection.close()
+        assert self._fallback is not None
+        return likelihood(self._fallback, messages, reply)
+
     def _connect(self) -> Connection:
         if self._spec is None:
             self._spec = ServiceSpec.build(
@@ -614,22 +644,23 @@ class DaemonProvider:
         self.service_pid = connection.pid
         return connection
 
-    def _exchange(self, connection: Connection, request: dict[str, Any]) -> Iterator[Chunk]:
+    def _exchange(
+        self, connection: Connection, request: dict[str, Any]
+    ) -> Iterator[dict[str, Any]]:
+        """The service's ``chunk`` and ``done`` replies to ``request``; progress is reported,
+        an ``error`` reply raised."""
         timeout = self.ai.timeout
         told: str | None = None
         try:
             for reply in connection.replies(request, timeout):
                 kind = reply["type"]
-                if kind == "chunk":
-                    yield protocol.chunk_from_wire(reply)
+                if kind in ("chunk", "done"):
+                    yield reply
                 elif kind == "progress":
                     stage = str(reply.get("stage") or "")
                     if stage and stage != told and self.on_progress is not None:
                         self.on_progress(stage, None)
                     told = stage
-                elif kind == "done":
-                    timings = reply.get("timings")
-                    self.last_timings = dict(timings) if isinstance(timings, dict) else None
                 elif kind == "error":
                     raise protocol.error_from_wire(reply)
         except TimeoutError:

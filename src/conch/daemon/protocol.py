@@ -9,6 +9,9 @@ requests, one at a time, each a JSON object with a ``type``:
               the request waits for its turn or for the model to load, ``keepalive`` lines
               during long silences, ``chunk`` lines as the model streams, then ``done`` (with
               the engine's timings) or ``error`` (one line of text and the error's kind).
+``likelihood`` messages and a reply: how likely the model finds that reply after them.
+              ``progress`` and ``keepalive`` lines as for ``complete``, then ``done`` with
+              ``logprob`` (a number, or null where the engine cannot say) or ``error``.
 ``load``      load the model now: ``progress`` lines, then ``done`` or ``error``.
 ``status``    one ``status`` reply: pid, version, model, uptime, requests, idle time, memory.
 ``stop``      one ``stopping`` reply; the service then exits.
@@ -34,8 +37,8 @@ if TYPE_CHECKING:
     from conch.settings import LocalSettings
 
 # Raised whenever a message changes shape, so a service of the old shape is replaced rather
-# than sent what it cannot read (2: generation options carry ``end_bias``).
-PROTOCOL = 2
+# than sent what it cannot read (2: generation options carry ``end_bias``; 3: ``likelihood``).
+PROTOCOL = 3
 
 # One line may carry a whole prompt (peeked files, help text): generous, but bounded.
 MAX_LINE = 16 * 2**20

@@ -38,7 +38,7 @@ from conch.daemon.location import (
 from conch.daemon.protocol import Channel, ConnectionLost, ProtocolError
 from conch.errors import ConchError, ProviderError
 from conch.messages import GenerationOptions, Message
-from conch.providers.base import Provider
+from conch.providers.base import Provider, likelihood
 from conch.settings import LocalSettings
 
 log = logging.getLogger("conch.daemon")
@@ -288,6 +288,8 @@ class Service:
             kind = message["type"]
             if kind == "complete":
                 self._complete(channel, message)
+            elif kind == "likelihood":
+                self._likelihood(channel, message)
             elif kind == "load":
                 self._load(channel)
             elif kind == "status":
@@ -360,6 +362,34 @@ class Service:
                     self._generate(channel, messages, options, tools)
             except _Stopping:
                 channel.send(_error("the model service was stopped during the request"))
+
+    def _likelihood(self, channel: Channel, message: dict[str, Any]) -> None:
+        try:
+            messages = protocol.messages_from_wire(message.get("messages"))
+            reply = message.get("reply")
+            if not isinstance(reply, str):
+                raise ProtocolError("reply must be a string")
+        except ProtocolError as exc:
+            channel.send(_error(f"bad request: {exc}"))
+            return
+        with self._keepalive(channel):
+            try:
+                with self._turn(channel):
+                    if not getattr(self.provider, "loaded", True):
+                        channel.send({"type": "progress", "stage": "loading model"})
+                    value = likelihood(self.provider, messages, reply)
+            except _Stopping:
+                channel.send(_error("the model service was stopped during the request"))
+                return
+            except ConchError as exc:
+                channel.send(protocol.error_to_wire(exc))
+                return
+            except Exception as exc:
+                log.exception("scoring failed")
+                failure = ProviderError(f"the model service failed: {type(exc).__name__}: {exc}")
+                channel.send(protocol.error_to_wire(failure))
+                return
+        channel.send({"type": "done", "logprob": value})
 
     def _generate(
         self,

@@ -63,6 +63,15 @@ ProviderFactory = Callable[["AISettings"], Provider]
 _REGISTRY: dict[str, ProviderFactory] = {}
 
 
+def likelihood(provider: Provider, messages: Sequence[Message], reply: str) -> float | None:
+    """The log-probability the model gives ``reply`` after ``messages``, or None where the
+    provider cannot say (OpenAI, Azure, servers other than llama.cpp, llama-cpp-python).
+
+    Providers offer it as an optional ``likelihood`` method with this signature."""
+    method = getattr(provider, "likelihood", None)
+    return None if method is None else method(messages, reply)
+
+
 def register_provider(name: str, factory: ProviderFactory) -> None:
     """Make a provider selectable as ``ai.provider: NAME`` (later registrations win)."""
     _REGISTRY[name] = factory

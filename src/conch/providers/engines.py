@@ -15,11 +15,12 @@ import os
 import struct
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from conch.errors import ConfigError, ProviderError
+from conch.messages import Message
 
 ChunkCallback = Callable[[dict[str, Any]], bool | None]
 
@@ -48,6 +49,10 @@ class Engine(Protocol):
 
     def end_token(self) -> int | None:
         """The id of the token that ends the model's reply (for a logit bias), if known."""
+        ...
+
+    def likelihood(self, messages: Sequence[Message], reply: str) -> float | None:
+        """The log-probability of ``reply`` after ``messages``, or None if it cannot say."""
         ...
 
 
@@ -191,6 +196,8 @@ class XllamacppEngine(_ModelFile):
             raise ConfigError(ENGINE_NOT_INSTALLED) from None
         check_gguf(model_path)
         self._model_path = model_path
+        self._client: Any = None  # an httpx.Client for ``likelihood``, made when first needed
+        self._score_lock = threading.Lock()
         params = xllamacpp.CommonParams()
         params.model.path = str(model_path)
         params.n_ctx = n_ctx
@@ -240,9 +247,32 @@ class XllamacppEngine(_ModelFile):
             raise failures[0]
         return None
 
+    def likelihood(self, messages: Sequence[Message], reply: str) -> float | None:
+        """Asked of the engine's llama.cpp server over its loopback HTTP listener (xllamacpp
+        starts one on a free 127.0.0.1 port), the only way to its tokenizer; None if absent."""
+        server = self._server
+        address = getattr(server, "listening_address", None) if server is not None else None
+        if not address:
+            return None
+        import httpx
+
+        from conch.providers.llama_server import Unsupported, reply_logprob
+
+        with self._score_lock:
+            if self._client is None:
+                self._client = httpx.Client(timeout=httpx.Timeout(300.0, connect=10.0))
+            client = self._client
+        try:
+            return reply_logprob(client, str(address), messages, reply, "the local engine")
+        except Unsupported:
+            return None
+
     def close(self) -> None:
         """Drop the server; llama.cpp frees the model when the last reference goes."""
         self._server = None
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
 
 
 class LlamaCppPythonEngine(_ModelFile):
@@ -332,6 +362,10 @@ class LlamaCppPythonEngine(_ModelFile):
                 },
             }
         )
+
+    def likelihood(self, messages: Sequence[Message], reply: str) -> float | None:
+        """Not offered by this adapter (``generation.review`` then keeps the first answer)."""
+        return None
 
     def close(self) -> None:
         """Free the model now rather than at garbage collection."""

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from conch.errors import ConchError, ProviderError
 from conch.messages import Chunk, GenerationOptions, Message, ToolCall, Usage
@@ -209,6 +209,11 @@ class LocalProvider:
         for call in tools.calls():
             yield Chunk(tool_call=call)
         yield Chunk(usage=usage, finish_reason=finish)
+
+    def likelihood(self, messages: Sequence[Message], reply: str) -> float | None:
+        """How likely the model finds ``reply`` after ``messages`` (loads it if needed)."""
+        method = getattr(self.load(), "likelihood", None)  # an engine may not offer it
+        return None if method is None else cast("float | None", method(messages, reply))
 
     def close(self) -> None:
         """Free the engine; a later request loads the model again."""

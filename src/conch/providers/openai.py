@@ -63,6 +63,7 @@ class OpenAIProvider:
         self._sleep = sleep
         self._end_token_id: int | None = None
         self._end_token_known = False
+        self._scores = True  # until the server shows it cannot score replies
         headers = {"User-Agent": "conch", **(extra_headers or {})}
         if api_key and azure_api_version is not None:
             headers["api-key"] = api_key
@@ -143,6 +144,25 @@ class OpenAIProvider:
     def close(self) -> None:
         """Close the HTTP connection pool."""
         self._client.close()
+
+    def likelihood(self, messages: Sequence[Message], reply: str) -> float | None:
+        """How likely the model finds ``reply`` after ``messages`` (llama.cpp servers only;
+        see ``conch.providers.llama_server``); None elsewhere."""
+        if not self._scores or self._is_azure or _is_openai(self.base_url):
+            return None
+        from conch.providers.llama_server import Unsupported, reply_logprob
+
+        try:
+            return reply_logprob(
+                self._client,
+                self.base_url.removesuffix("/v1"),
+                messages,
+                reply,
+                f"the model server at {self._where}",
+            )
+        except Unsupported:
+            self._scores = False
+            return None
 
     # -- request -----------------------------------------------------------------------------
 

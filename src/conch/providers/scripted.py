@@ -39,6 +39,9 @@ class ScriptedProvider:
     function: ReplyFunction | None = None
     sent: list[SentRequest] = field(default_factory=list)
     name: str = "scripted"
+    # ``likelihood`` answers: the score of each command under review (None: cannot score).
+    scores: dict[str, float] | None = None
+    scored: list[str] = field(default_factory=list)
 
     @classmethod
     def of(cls, *replies: Reply) -> ScriptedProvider:
@@ -80,6 +83,17 @@ class ScriptedProvider:
         for start in range(0, len(reply), 8):
             yield Chunk(text=reply[start : start + 8])
         yield Chunk(usage=Usage(prompt_tokens, len(reply.split())), finish_reason="stop")
+
+    def likelihood(self, messages: Sequence[Message], reply: str) -> float | None:
+        """The scripted score of the command the last message asks about (``scores``);
+        a command missing from ``scores`` raises ProviderError, as a failed request would."""
+        if self.scores is None:
+            return None
+        command = next((c for c in self.scores if f"\n{c}\n" in messages[-1].content), None)
+        if command is None:
+            raise ProviderError("scripted provider has no score for this command")
+        self.scored.append(command)
+        return self.scores[command]
 
     def close(self) -> None:
         return None
