@@ -1,10 +1,12 @@
 """Cold and warm one-shot latency on a fixed 50-task subset of the accuracy benchmark.
 
-Run: python benchmarks/speed/latency.py [--tasks 50] [--out benchmarks/results/speed-latency.json]
+Run: python benchmarks/speed/latency.py [--tasks 50] [--review N] [--warm-only]
+        [--out benchmarks/results/speed-latency.json]
 
 Each request is one fresh `conch --print --quiet --unsafe REQUEST` process, timed from spawn
 to exit (the printed command), with validation and dry runs off so the model is what is
-measured:
+measured, and one answer per request (`generation.review: 1`; `--review 3` measures conch's
+default of three answers and their scores instead):
 
 * cold: `--no-daemon`, so the process loads the model and reads the whole prompt itself;
 * warm: through the warm model service, started (and its model loaded) before timing.
@@ -33,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.accuracy.fixtures import load_tasks  # noqa: E402
 
-CONFIG = "validation:\n  enabled: false\ngeneration:\n  dry_run: false\n"
+CONFIG = "validation:\n  enabled: false\ngeneration:\n  dry_run: false\n  review: {review}\n"
 
 
 def subset(count: int) -> list[tuple[int, str]]:
@@ -59,6 +61,8 @@ def summary(values: list[float]) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=50)
+    parser.add_argument("--review", type=int, default=1, choices=(1, 2, 3))
+    parser.add_argument("--warm-only", action="store_true", help="skip the cold requests")
     parser.add_argument(
         "--out", type=Path, default=ROOT / "benchmarks" / "results" / "speed-latency.json"
     )
@@ -69,12 +73,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="conch-latency-") as tmp:
         work = Path(tmp)
         config = work / "config.yaml"
-        config.write_text(CONFIG, encoding="utf-8")
+        config.write_text(CONFIG.format(review=args.review), encoding="utf-8")
         env = {**os.environ, "CONCH_CONFIG": str(config), "NO_COLOR": "1"}
         env.pop("CONCH_DAEMON", None)
         base = [conch, "--print", "--quiet", "--unsafe", "--no-history"]
         subprocess.run([conch, "daemon", "stop"], env=env, capture_output=True, check=False)
         for index, request in requests:
+            if args.warm_only:
+                rows.append({"task": index, "request": request})
+                continue
             seconds, code, out = timed([*base, "--no-daemon", request], env, work)
             rows.append(
                 {
@@ -104,19 +111,25 @@ def main() -> None:
         )
         service = json.loads(status.stdout) if status.returncode == 0 else None
         subprocess.run([conch, "daemon", "stop"], env=env, capture_output=True, check=False)
-    cold = summary([r["cold_s"] for r in rows])
+    cold = None if args.warm_only else summary([r["cold_s"] for r in rows])
     warm = summary([r["warm_s"] for r in rows])
+    command = f"python benchmarks/speed/latency.py --tasks {args.tasks}"
+    command += f" --review {args.review}" if args.review != 1 else ""
+    command += " --warm-only" if args.warm_only else ""
     report = {
         "benchmark": "latency",
-        "command": f"python benchmarks/speed/latency.py --tasks {args.tasks}",
+        "command": command,
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} "
         f"{platform.release()}",
-        "settings": "validation off, dry runs off, --print --quiet --unsafe",
+        "settings": f"validation off, dry runs off, generation.review {args.review}, "
+        "--print --quiet --unsafe",
         "tasks": [r["task"] for r in rows],
         "cold": cold,
         "warm": warm,
-        "warm_over_cold_median": round(warm["median_s"] / cold["median_s"], 3),
-        "same_command_warm_and_cold": sum(r["cold_command"] == r["warm_command"] for r in rows),
+        "warm_over_cold_median": round(warm["median_s"] / cold["median_s"], 3) if cold else None,
+        "same_command_warm_and_cold": None
+        if cold is None
+        else sum(r["cold_command"] == r["warm_command"] for r in rows),
         "service": service,
         "rows": rows,
     }

@@ -2,7 +2,8 @@
 
 It echoes the last message back in small chunks. Words in the message steer it:
 ``delay=S`` pauses S seconds between chunks, ``first=S`` pauses before the first one,
-``fail`` raises a ProviderError, and ``say=TEXT`` replies TEXT and nothing else. Otherwise the
+``fail`` raises a ProviderError, and ``say=TEXT`` replies TEXT and nothing else. Its
+``likelihood`` of a reply is minus the number of words of the last message and the reply. Otherwise the
 reply ends with the wall-clock interval it was generated in, ``[start end]``, so tests can
 tell whether two requests overlapped.
 """
@@ -77,6 +78,17 @@ class EchoProvider:
         yield Chunk(text=f" [{started:.3f} {time.time():.3f}]")
         self.last_timings = {"request": self.requests, "pid": os.getpid()}
         yield Chunk(usage=Usage(len(words), len(reply.split())), finish_reason="stop")
+
+    def likelihood(self, messages: Sequence[Message], reply: str) -> float | None:
+        """Minus the number of words of ``reply`` after the last message's; ``fail`` raises,
+        ``unknown`` cannot be scored."""
+        if not self.loaded:
+            self.load()
+        if "fail" in reply.split():
+            raise ProviderError("the fake model failed on purpose")
+        if "unknown" in reply.split():
+            return None
+        return -float(len(messages[-1].content.split()) + len(reply.split()))
 
     def close(self) -> None:
         self.loaded = False

@@ -259,3 +259,17 @@ def test_sigterm_ends_the_service_cleanly(make_provider: MakeProvider, location:
     assert not location.socket.exists()
     assert not location.pid_file.exists()
     assert "exiting (stopped)" in location.log_file.read_text()
+
+
+def test_the_service_scores_a_reply_and_says_when_it_cannot(
+    make_provider: MakeProvider, location: Location
+) -> None:
+    provider = make_provider()
+    assert provider.likelihood(ask("one two"), "three four five") == -5.0
+    assert provider.likelihood(ask("one"), "unknown") is None
+    with pytest.raises(ProviderError, match="failed on purpose"):
+        provider.likelihood(ask("one"), "fail")
+    # Scored by the service, not in this process: one service, still running.
+    assert provider.service_pid is not None and provider.service_pid != os.getpid()
+    assert not provider.in_process
+    assert complete(provider, ask("after")).text.startswith("echo: after [")

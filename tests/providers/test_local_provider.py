@@ -508,3 +508,21 @@ def test_llama_cpp_python_adapter_json_schema_and_auto(
     assert (grammar.kind, json.loads(grammar.text)) == ("schema", schema)
     result = FakeLlama.instances[0].create_chat_completion(messages=[], stream=False)
     assert result["choices"][0]["message"]["content"] == "ls -l"
+
+
+class ScoringEngine(FakeEngine):
+    """An engine that scores replies: minus their length in words."""
+
+    def likelihood(self, messages: Any, reply: str) -> float | None:
+        return -float(len(reply.split()))
+
+
+def test_likelihood_loads_the_model_and_asks_the_engine(tmp_path: Path) -> None:
+    provider = provider_with(ScoringEngine([finish()]), tmp_path)
+    assert provider.likelihood(ASK, "list the files") == -3.0
+    assert provider.loaded
+
+
+def test_an_engine_that_cannot_score_gives_no_likelihood(tmp_path: Path) -> None:
+    provider = provider_with(FakeEngine([finish()]), tmp_path)
+    assert provider.likelihood(ASK, "list the files") is None

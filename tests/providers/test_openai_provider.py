@@ -622,3 +622,48 @@ def test_the_registry_builds_this_provider_for_openai_settings(monkeypatch, empt
     assert isinstance(provider, OpenAIProvider)
     assert isinstance(provider, Provider)
     assert provider.name == "openai"
+
+
+# -- likelihood: a llama.cpp server scores a forced reply --------------------------------
+
+SCORING = {
+    "/apply-template": body_json({"prompt": "<|im_start|>user\nls<|im_end|>\n"}),
+    "/tokenize": body_json({"tokens": [1718, 3542]}),
+    "/completion": body_json(
+        {"completion_probabilities": [{"logprob": -1.5}, {"logprob": -0.25}, {"logprob": -2.0}]}
+    ),
+}
+
+
+def test_likelihood_forces_the_replys_tokens_and_sums_their_log_probabilities(
+    serve, providers
+) -> None:
+    server = serve(body_json({}), routes=SCORING)
+    ask = [Message("user", "ls")]
+    assert providers(server.url).likelihood(ask, "list files") == pytest.approx(-3.75)
+    seen = {s.path: s.body for s in server.seen}
+    assert seen["/apply-template"] == {"messages": [{"role": "user", "content": "ls"}]}
+    assert seen["/tokenize"] == {"content": "list files"}
+    completion = seen["/completion"]
+    assert completion["prompt"] == "<|im_start|>user\nls<|im_end|>\n"
+    assert completion["grammar"] == "root ::= <[1718]> <[3542]>"  # these tokens, no others
+    assert completion["n_probs"] == 1 and completion["n_predict"] == 4
+
+
+def test_a_server_without_the_endpoints_cannot_score_and_is_asked_once(serve, providers) -> None:
+    server = serve(body_json({}), routes={"/apply-template": body_json({"error": "no"}, 404)})
+    provider = providers(server.url)
+    assert provider.likelihood([Message("user", "ls")], "list files") is None
+    assert provider.likelihood([Message("user", "ls")], "list files") is None
+    assert [s.path for s in server.seen] == ["/apply-template"]
+
+
+def test_a_dead_server_is_a_provider_error_when_scoring(providers) -> None:
+    provider = providers(f"http://127.0.0.1:{unused_port()}/v1")
+    with pytest.raises(ProviderError, match="could not score a reply"):
+        provider.likelihood([Message("user", "ls")], "list files")
+
+
+def test_openai_and_azure_are_never_asked_to_score(providers) -> None:
+    # No server behind these addresses: a request would fail, so None proves none was made.
+    assert providers("https://api.openai.com/v1").likelihood([Message("user", "ls")], "x") is None
