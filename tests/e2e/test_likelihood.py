@@ -76,3 +76,14 @@ def test_json_shows_each_reviewed_answer_with_its_score(
     assert data["command"] in {
         t["command"] for t in trials if t["likelihood"] == best["likelihood"]
     }
+
+
+def test_the_engines_loopback_listener_refuses_other_clients(local: LocalProvider) -> None:
+    """xllamacpp listens on 127.0.0.1; without the process's key nobody else gets the model."""
+    import httpx
+
+    address = local.load()._server.listening_address  # type: ignore[attr-defined]
+    assert address.startswith("http://127.0.0.1:")
+    body = {"prompt": "ls", "n_predict": 1}
+    assert httpx.post(f"{address}/completion", json=body, timeout=30).status_code == 401
+    assert local.likelihood(review_messages("ls"), "list files") is not None  # conch's own

@@ -12,6 +12,7 @@ import importlib.util
 import json
 import mmap
 import os
+import secrets
 import struct
 import sys
 import threading
@@ -204,6 +205,10 @@ class XllamacppEngine(_ModelFile):
         params.cpuparams.n_threads = n_threads
         params.cpuparams_batch.n_threads = n_threads
         params.verbosity = _XLLAMACPP_VERBOSITY
+        # xllamacpp always opens an HTTP listener on a free 127.0.0.1 port: without a key any
+        # local user could use the model through it. Only this process knows the key.
+        self._key = secrets.token_urlsafe(32)
+        params.api_keys = [self._key]
         try:
             self._server: Any = xllamacpp.Server(params)
         except Exception as exc:
@@ -249,7 +254,8 @@ class XllamacppEngine(_ModelFile):
 
     def likelihood(self, messages: Sequence[Message], reply: str) -> float | None:
         """Asked of the engine's llama.cpp server over its loopback HTTP listener (xllamacpp
-        starts one on a free 127.0.0.1 port), the only way to its tokenizer; None if absent."""
+        starts one on a free 127.0.0.1 port, here behind this process's key), the only way
+        to its tokenizer; None if absent."""
         server = self._server
         address = getattr(server, "listening_address", None) if server is not None else None
         if not address:
@@ -260,7 +266,10 @@ class XllamacppEngine(_ModelFile):
 
         with self._score_lock:
             if self._client is None:
-                self._client = httpx.Client(timeout=httpx.Timeout(300.0, connect=10.0))
+                self._client = httpx.Client(
+                    headers={"Authorization": f"Bearer {self._key}"},
+                    timeout=httpx.Timeout(300.0, connect=10.0),
+                )
             client = self._client
         try:
             return reply_logprob(client, str(address), messages, reply, "the local engine")
