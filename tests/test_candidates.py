@@ -356,14 +356,13 @@ def test_a_provider_that_cannot_score_makes_only_the_first_answer() -> None:
     assert len(provider.sent) == 1 and proposal.notes == []  # type: ignore[attr-defined]
 
 
-def test_a_failed_second_answer_leaves_the_others_and_says_why() -> None:
-    provider = ScriptedProvider.of("sort a", ProviderError("server went away"), "sort -h a")
+def test_an_unusable_second_answer_leaves_the_others_and_says_why() -> None:
+    provider = ScriptedProvider.of("sort a", "", "sort -h a")  # "": nothing to run
     provider.scores = {"sort a": -4.0, "sort -h a": -1.0}
     proposal = run_propose(provider, None, dry_run=False)
     assert proposal.command == "sort -h a"  # type: ignore[attr-defined]
-    assert proposal.notes == [  # type: ignore[attr-defined]
-        "no answer with examples larger: server went away"
-    ]
+    notes = proposal.notes  # type: ignore[attr-defined]
+    assert len(notes) == 1 and notes[0].startswith("no answer with examples larger: ")
 
 
 def test_review_one_makes_one_answer_and_scores_nothing() -> None:
@@ -383,4 +382,48 @@ def test_each_answer_runs_the_whole_pipeline_with_its_dry_runs() -> None:
     # answers 2 and 3 agree; one command to score, so the first answer's choice stands.
     assert proposal.command == "sort -h a"  # type: ignore[attr-defined]
     assert provider.scored == ["sort -h a"]
-    assert runner.ran == ["sort -X a", "sort -h a", "sort -h a", "sort -h a"]
+    # A command is dry-run once, whichever answer tried it first.
+    assert runner.ran == ["sort -X a", "sort -h a"]
+    outcomes = [t["outcome"] for t in proposal.trials_json()]  # type: ignore[attr-defined]
+    assert outcomes == ["failed", "ok", "ok", "ok"]
+
+
+def test_a_command_the_policy_rejects_never_wins_the_review() -> None:
+    provider = ScriptedProvider.of("ls", "rm -rf /", "ls -l")
+    provider.scores = {"ls": -6.0, "rm -rf /": -1.0, "ls -l": -8.0}
+    proposal = run_propose(provider, None, dry_run=False)
+    assert proposal.command == "ls"  # type: ignore[attr-defined]
+
+
+def test_a_failed_score_keeps_the_answer_without_one_and_says_why() -> None:
+    provider = ScriptedProvider.of("sort a", "sort -h a")
+    provider.scores = {"sort a": -4.0}  # "sort -h a" cannot be scored: ProviderError
+    proposal = run_propose(provider, None, dry_run=False)
+    assert proposal.command == "sort a"  # type: ignore[attr-defined]
+    trials = proposal.trials_json()  # type: ignore[attr-defined]
+    assert [t["command"] for t in trials] == ["sort a", "sort -h a"]
+    assert "likelihood" not in trials[1]
+    assert proposal.notes == [  # type: ignore[attr-defined]
+        "no score for the answer with examples larger: "
+        "scripted provider has no score for this command"
+    ]
+    assert len(provider.sent) == 2  # the provider failed: no third answer
+
+
+def test_a_failing_provider_ends_the_review_instead_of_waiting_again() -> None:
+    provider = ScriptedProvider.of("sort a", ProviderError("timed out"), "sort -h a")
+    provider.scores = {"sort a": -4.0, "sort -h a": -1.0}
+    proposal = run_propose(provider, None, dry_run=False)
+    assert proposal.command == "sort a"  # type: ignore[attr-defined]
+    assert len(provider.sent) == 2
+    assert proposal.notes == ["no answer with examples larger: timed out"]  # type: ignore[attr-defined]
+
+
+def test_ctrl_c_while_reviewing_keeps_the_answers_so_far() -> None:
+    provider = ScriptedProvider.of("sort a", "sort -h a", KeyboardInterrupt())
+    provider.scores = {"sort a": -4.0, "sort -h a": -1.0}
+    proposal = run_propose(provider, None, dry_run=False)
+    assert proposal.command == "sort -h a"  # type: ignore[attr-defined]
+    assert proposal.notes == [  # type: ignore[attr-defined]
+        "review interrupted; the best answer so far is shown"
+    ]

@@ -176,10 +176,12 @@ class Retrieval:
     idf of each word an example's request has and the user's request lacks (with ``unasked``
     above 0, plainer examples come first). Only examples sharing a word with the request."""
 
-    def __init__(self, examples: tuple[Example, ...], unasked: float = 0.0) -> None:
+    def __init__(
+        self, examples: tuple[Example, ...], unasked: float = 0.0, index: Bm25 | None = None
+    ) -> None:
         self.examples = examples
         self.unasked = unasked
-        self.index = Bm25([_indexed_text(e) for e in examples])
+        self.index = index or Bm25([_indexed_text(e) for e in examples])
         self.asks = [frozenset(_terms(e.request)) for e in examples] if unasked else []
 
     def nearest(self, request: str, k: int = 4) -> list[Example]:
@@ -215,7 +217,7 @@ def retrieval(name: str = "shipped") -> Retrieval:
     if name == "larger":
         return Retrieval(larger_corpus())
     if name == "plain":
-        return Retrieval(corpus(), PLAIN_UNASKED)
+        return Retrieval(corpus(), PLAIN_UNASKED, retrieval("shipped").index)
     raise ValueError(f"unknown example retrieval {name!r}; choose from {', '.join(RETRIEVALS)}")
 
 

@@ -100,9 +100,14 @@ def propose(
 
         hints = program_hints(ctx.request, gen.program_hints, cache_dir=cache_dir)
 
-    def answer(find: Find | None, stream: Callable[[Chunk], None] | None) -> _Answer:
+    def answer(
+        find: Find | None,
+        earlier: list[Trial],
+        stream: Callable[[Chunk], None] | None = None,
+    ) -> _Answer:
         """One answer the way conch makes it: the greedy command, alternatives when in doubt,
-        a repair when the chosen one fails, with examples found by ``find``."""
+        a repair when the chosen one fails, with examples found by ``find``; a command tried
+        in an ``earlier`` answer is not dry-run again."""
 
         def ask(
             temperature: float,
@@ -131,7 +136,7 @@ def propose(
             )
 
         generated = ask(settings.ai.temperature, stream=stream)
-        trials = [_trial(generated.command, "greedy", policy_context, runner)]
+        trials = [_trial(generated.command, "greedy", policy_context, runner, earlier)]
         replies = {generated.command: generated}
         notes: list[str] = []
         sampling = gen.sample_when == "always" or is_doubtful(trials[0])
@@ -154,7 +159,9 @@ def propose(
                     notes.append(f"no further candidates: {exc}")
                     break
                 replies.setdefault(sample.command, sample)
-                trials.append(_trial(sample.command, "sample", policy_context, runner, trials))
+                trials.append(
+                    _trial(sample.command, "sample", policy_context, runner, earlier + trials)
+                )
         chosen = trials[choose(trials)]
         if (
             runner is not None
@@ -174,12 +181,14 @@ def propose(
                 fixed = None
             if fixed is not None and fixed.command not in replies:
                 replies[fixed.command] = fixed
-                trials.append(_trial(fixed.command, "repair", policy_context, runner))
+                trials.append(
+                    _trial(fixed.command, "repair", policy_context, runner, earlier + trials)
+                )
                 chosen = trials[choose(trials)]
         return _Answer(chosen, replies[chosen.command], trials, notes)
 
     runner = dry_runner if gen.dry_run else None
-    first = answer(None, on_chunk)
+    first = answer(None, [], on_chunk)
     answers, best_index = [first], 0
     if gen.review > 1:
         answers, best_index = _review(provider, ctx.request, first, answer, gen.review, on_stage)
@@ -229,15 +238,19 @@ def _review(
     provider: Provider,
     request: str,
     first: _Answer,
-    answer: Callable[[Find | None, Callable[[Chunk], None] | None], _Answer],
+    answer: Callable[[Find | None, list[Trial]], _Answer],
     count: int,
     on_stage: Callable[[str], None] | None,
 ) -> tuple[list[_Answer], int]:
     """``generation.review``: up to ``count`` answers, each made with worked examples found a
     different way (``conch.examples.RETRIEVALS``), and the index of the best: the one whose
     command makes the user's request likeliest as its description (``review_messages``);
-    the first on a tie. A provider that cannot score (OpenAI, Azure) is found out by scoring
-    the first answer, before any other is made: only the first is then made."""
+    the first on a tie; never one the policy rejects over one it does not.
+
+    A provider that cannot score (OpenAI, Azure) is found out by scoring the first answer,
+    before any other is made: only the first is then made. A provider failure (or Ctrl+C)
+    ends the review with the answers made so far, and says so in the notes.
+    """
 
     def score(command: str) -> float | None:
         return likelihood(provider, review_messages(command), request)
@@ -250,24 +263,40 @@ def _review(
         return answers, 0
     if scores[first.chosen.command] is None:
         return answers, 0
-    for name in RETRIEVALS[1:count]:
-        if on_stage is not None:
-            on_stage(f"reviewing: examples {name}")
-        try:
-            made = answer(retrieval(name).nearest, None)
+    try:
+        for name in RETRIEVALS[1:count]:
+            if on_stage is not None:
+                on_stage(f"reviewing: examples {name}")
+            earlier = [t for a in answers for t in a.trials]
+            try:
+                made = answer(retrieval(name).nearest, earlier)
+            except ModelOutputError as exc:
+                first.notes.append(f"no answer with examples {name}: {exc}")
+                continue
+            except ConchError as exc:  # the provider failed: the answers so far stand
+                first.notes.append(f"no answer with examples {name}: {exc}")
+                break
+            for trial in made.trials:
+                trial.examples = name
+            answers.append(made)
             if made.chosen.command not in scores:
-                scores[made.chosen.command] = score(made.chosen.command)
-        except ConchError as exc:  # a model or provider failure: the answers so far stand
-            first.notes.append(f"no answer with examples {name}: {exc}")
-            continue
-        for trial in made.trials:
-            trial.examples = name
-        answers.append(made)
-    ranked = {c: s if s is not None else -math.inf for c, s in scores.items()}
+                try:
+                    scores[made.chosen.command] = score(made.chosen.command)
+                except ConchError as exc:
+                    scores[made.chosen.command] = None
+                    first.notes.append(f"no score for the answer with examples {name}: {exc}")
+                    break
+    except KeyboardInterrupt:  # Ctrl+C while reviewing: the answers so far stand
+        first.notes.append("review interrupted; the best answer so far is shown")
     for a in answers:
-        a.chosen.likelihood = scores[a.chosen.command]
-    best = max(range(len(answers)), key=lambda i: (ranked[answers[i].chosen.command], -i))
-    return answers, best
+        a.chosen.likelihood = scores.get(a.chosen.command)
+
+    def rank(i: int) -> tuple[bool, float, int]:
+        chosen = answers[i].chosen
+        allowed = chosen.verdict.decision is not Decision.REJECT
+        return (allowed, chosen.likelihood if chosen.likelihood is not None else -math.inf, -i)
+
+    return answers, max(range(len(answers)), key=rank)
 
 
 def review_messages(command: str) -> list[Message]:

@@ -273,3 +273,20 @@ def test_a_stale_socket_is_replaced_but_a_live_one_is_not(
     with pytest.raises(ServiceUnavailable, match="already listening"):
         start()
     assert running.thread.is_alive()
+
+
+def test_a_malformed_likelihood_request_is_refused_and_the_service_carries_on(
+    start: Callable[..., Running], make_provider: Callable[..., DaemonProvider]
+) -> None:
+    running = start()
+    connection = connect(running.location)
+    assert connection is not None
+    try:
+        wire = protocol.messages_to_wire(ask("one"))
+        reply = connection.call({"type": "likelihood", "messages": wire, "reply": 3}, 5.0)
+        assert reply["type"] == "error" and "reply must be a string" in reply["message"]
+        reply = connection.call({"type": "likelihood", "messages": wire, "reply": "two"}, 5.0)
+        assert reply == {"type": "done", "logprob": -2.0}
+    finally:
+        connection.close()
+    assert make_provider().likelihood(ask("one two"), "three") == -3.0

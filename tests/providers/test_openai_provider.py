@@ -664,6 +664,15 @@ def test_a_dead_server_is_a_provider_error_when_scoring(providers) -> None:
         provider.likelihood([Message("user", "ls")], "list files")
 
 
-def test_openai_and_azure_are_never_asked_to_score(providers) -> None:
-    # No server behind these addresses: a request would fail, so None proves none was made.
+def test_openai_and_azure_are_never_asked_to_score(serve, providers) -> None:
+    # OpenAI: no server behind the address would answer, so None proves none was asked.
     assert providers("https://api.openai.com/v1").likelihood([Message("user", "ls")], "x") is None
+    server = serve(body_json({}), routes=SCORING)  # would score, if asked
+    azure = providers(server.url, azure_api_version="2024-10-21")
+    assert azure.likelihood([Message("user", "ls")], "x") is None
+    assert server.seen == []
+
+
+def test_a_gateway_that_refuses_the_endpoints_cannot_score(serve, providers) -> None:
+    server = serve(body_json({}), routes={"/apply-template": body_json({"error": "no"}, 403)})
+    assert providers(server.url).likelihood([Message("user", "ls")], "x") is None

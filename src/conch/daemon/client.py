@@ -582,32 +582,14 @@ class DaemonProvider:
                 "options": protocol.options_to_wire(options),
                 "tools": list(tools) if tools else None,
             }
-            for attempt in (1, 2):
-                try:
-                    connection = self._connect()
-                except ServiceUnavailable as exc:
-                    self._fall_back(str(exc))
-                    break
-                delivered = False
-                try:
-                    for reply in self._exchange(connection, request):
-                        if reply["type"] == "chunk":
-                            delivered = True
-                            yield protocol.chunk_from_wire(reply)
-                        else:  # done
-                            timings = reply.get("timings")
-                            self.last_timings = dict(timings) if isinstance(timings, dict) else None
-                    return
-                except ConnectionLost:
-                    if delivered or attempt == 2:
-                        raise ProviderError(_lost(connection.pid, delivered)) from None
-                    self._note(
-                        f"the model service (pid {connection.pid}) stopped before answering; "
-                        "retrying on a new one"
-                    )
-                finally:
-                    connection.close()
-        assert self._fallback is not None
+            for reply in self._served(request):
+                if reply["type"] == "chunk":
+                    yield protocol.chunk_from_wire(reply)
+                else:  # done
+                    timings = reply.get("timings")
+                    self.last_timings = dict(timings) if isinstance(timings, dict) else None
+            if self._fallback is None:
+                return
         yield from self._fallback.stream(messages, options, tools)
 
     def likelihood(self, messages: Sequence[Message], reply: str) -> float | None:
@@ -618,22 +600,38 @@ class DaemonProvider:
                 "messages": protocol.messages_to_wire(messages),
                 "reply": reply,
             }
+            value = None
+            for answer in self._served(request):
+                value = answer.get("logprob")
+            if self._fallback is None:
+                return float(value) if isinstance(value, int | float) else None
+        return likelihood(self._fallback, messages, reply)
+
+    def _served(self, request: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """The service's ``chunk`` and ``done`` replies to ``request``. A service that stops
+        before its first chunk is replaced and asked once more; one that cannot start makes
+        this provider fall back to the model in this process (nothing is yielded then)."""
+        for attempt in (1, 2):
             try:
                 connection = self._connect()
             except ServiceUnavailable as exc:
                 self._fall_back(str(exc))
-            else:
-                try:
-                    value = None
-                    for answer in self._exchange(connection, request):
-                        value = answer.get("logprob")
-                    return float(value) if isinstance(value, int | float) else None
-                except ConnectionLost:
-                    raise ProviderError(_lost(connection.pid, False)) from None
-                finally:
-                    connection.close()
-        assert self._fallback is not None
-        return likelihood(self._fallback, messages, reply)
+                return
+            delivered = False
+            try:
+                for reply in self._exchange(connection, request):
+                    delivered = delivered or reply["type"] == "chunk"
+                    yield reply
+                return
+            except ConnectionLost:
+                if delivered or attempt == 2:
+                    raise ProviderError(_lost(connection.pid, delivered)) from None
+                self._note(
+                    f"the model service (pid {connection.pid}) stopped before answering; "
+                    "retrying on a new one"
+                )
+            finally:
+                connection.close()
 
     def _connect(self) -> Connection:
         if self._spec is None:

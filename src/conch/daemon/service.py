@@ -377,10 +377,17 @@ class Service:
                 with self._turn(channel):
                     if not getattr(self.provider, "loaded", True):
                         channel.send({"type": "progress", "stage": "loading model"})
-                    value = likelihood(self.provider, messages, reply)
+                    try:
+                        value = likelihood(self.provider, messages, reply)
+                    finally:
+                        with self._state_lock:
+                            self.requests_served += 1
+                            self.last_request = time.monotonic()
             except _Stopping:
                 channel.send(_error("the model service was stopped during the request"))
                 return
+            except (ConnectionLost, TimeoutError):
+                raise  # the client went away: nobody to tell
             except ConchError as exc:
                 channel.send(protocol.error_to_wire(exc))
                 return

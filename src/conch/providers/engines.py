@@ -265,6 +265,8 @@ class XllamacppEngine(_ModelFile):
         from conch.providers.llama_server import Unsupported, reply_logprob
 
         with self._score_lock:
+            if self._server is None:
+                raise ProviderError("the local engine was closed")
             if self._client is None:
                 self._client = httpx.Client(
                     headers={"Authorization": f"Bearer {self._key}"},
@@ -278,8 +280,9 @@ class XllamacppEngine(_ModelFile):
 
     def close(self) -> None:
         """Drop the server; llama.cpp frees the model when the last reference goes."""
-        self._server = None
-        client, self._client = self._client, None
+        with self._score_lock:
+            self._server = None
+            client, self._client = self._client, None
         if client is not None:
             client.close()
 

@@ -40,8 +40,11 @@ def reply_logprob(
             response = client.post(root + path, json=body)
         except httpx.HTTPError as exc:
             raise ProviderError(f"{where} could not score a reply: {exc}") from None
-        if response.status_code in (400, 404, 405, 501):
-            raise Unsupported(f"{path}: HTTP {response.status_code}")
+        status = response.status_code
+        if status == 501 or (400 <= status < 500 and status not in (408, 429)):
+            # Not there (404), refused (401, 403: a gateway that only passes chat requests),
+            # or not understood (400: an older llama.cpp without token-id grammars).
+            raise Unsupported(f"{path}: HTTP {status}")
         if response.status_code >= 400:
             raise ProviderError(f"{where} could not score a reply: HTTP {response.status_code}")
         try:
