@@ -380,23 +380,28 @@ class Service:
                     try:
                         value = likelihood(self.provider, messages, reply)
                     finally:
-                        with self._state_lock:
-                            self.requests_served += 1
-                            self.last_request = time.monotonic()
+                        self._served()
             except _Stopping:
                 channel.send(_error("the model service was stopped during the request"))
                 return
             except (ConnectionLost, TimeoutError):
                 raise  # the client went away: nobody to tell
-            except ConchError as exc:
-                channel.send(protocol.error_to_wire(exc))
-                return
             except Exception as exc:
-                log.exception("scoring failed")
-                failure = ProviderError(f"the model service failed: {type(exc).__name__}: {exc}")
-                channel.send(protocol.error_to_wire(failure))
+                self._report(channel, exc, "scoring")
                 return
         channel.send({"type": "done", "logprob": value})
+
+    def _served(self) -> None:
+        with self._state_lock:
+            self.requests_served += 1
+            self.last_request = time.monotonic()
+
+    def _report(self, channel: Channel, exc: Exception, what: str) -> None:
+        """Tell the client why its request failed, in one line (a bug is logged in full)."""
+        if not isinstance(exc, ConchError):
+            log.exception("%s failed", what)
+            exc = ProviderError(f"the model service failed: {type(exc).__name__}: {exc}")
+        channel.send(protocol.error_to_wire(exc))
 
     def _generate(
         self,
@@ -416,22 +421,15 @@ class Service:
                 channel.send(protocol.chunk_to_wire(chunk))
         except (_Stopping, ConnectionLost, TimeoutError):
             raise
-        except ConchError as exc:
-            channel.send(protocol.error_to_wire(exc))
-            return
         except Exception as exc:
-            log.exception("request failed")
-            failure = ProviderError(f"the model service failed: {type(exc).__name__}: {exc}")
-            channel.send(protocol.error_to_wire(failure))
+            self._report(channel, exc, "request")
             return
         finally:
             # Stops the engine at its next token when the client went away mid-answer.
             close = getattr(stream, "close", None)
             if close is not None:
                 close()
-            with self._state_lock:
-                self.requests_served += 1
-                self.last_request = time.monotonic()
+            self._served()
         timings = getattr(self.provider, "last_timings", None)
         log.info(
             "request %d served in %.2f s%s",
