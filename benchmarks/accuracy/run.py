@@ -468,7 +468,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--merge",
         nargs="+",
         metavar="REPORT.json",
-        help="run nothing: combine reports of different tools on the same tasks into --out",
+        help="run nothing: combine reports of different tools on the same tasks into --out; "
+        "REPORT.json@NAME shows a one-tool report's tool as NAME (two runs of conch side by side)",
     )
     parser.add_argument(
         "--join",
@@ -560,7 +561,7 @@ def merge(paths: list[Path], out: Path) -> int:
     Each tool's rows are taken from the first report that has them; the commands of all the
     runs are listed, so the merged report says exactly how each part was produced.
     """
-    reports = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
+    reports = [_relabelled(p) for p in paths]
     tasks = {tuple(sorted({r["task"] for r in rep["rows"]})) for rep in reports}
     if len(tasks) != 1:
         raise SystemExit("--merge: the reports do not cover the same tasks")
@@ -588,6 +589,25 @@ def merge(paths: list[Path], out: Path) -> int:
     }
     write_report(meta, rows, names, out)
     return 0
+
+
+def _relabelled(path: Path) -> dict[str, Any]:
+    """The report at ``path``; ``REPORT.json@NAME``: its one tool shown as ``NAME``."""
+    file, _, label = str(path).partition("@")
+    try:
+        rep: dict[str, Any] = json.loads(Path(file).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"--merge: {file}: not a readable report ({exc})") from None
+    if not label:
+        return rep
+    tools = rep["meta"]["tools"]
+    if len(tools) != 1:
+        raise SystemExit(f"--merge: {file} has {len(tools)} tools; @NAME needs a one-tool report")
+    rep["meta"]["tools"] = [label]
+    rep["meta"]["command"] += f"  (shown as {label})"
+    for row in rep["rows"]:
+        row["tool"] = label
+    return rep
 
 
 def join(paths: list[Path], out: Path) -> int:

@@ -394,6 +394,27 @@ def test_merge_combines_runs_of_different_tools(tmp_path: Path) -> None:
     assert "run A && run B" in out.with_suffix(".md").read_text(encoding="utf-8")
 
 
+def test_merge_shows_an_earlier_run_of_conch_under_another_name(tmp_path: Path) -> None:
+    import json
+
+    from benchmarks.accuracy.run import main
+
+    new, old = tmp_path / "new.json", tmp_path / "old.json"
+    new.write_text(json.dumps(_report(["conch"], [0, 1, 2], "run new")), encoding="utf-8")
+    old.write_text(json.dumps(_report(["conch"], [0, 1, 2], "run old")), encoding="utf-8")
+    out = tmp_path / "merged"
+    assert main(["--merge", str(new), f"{old}@conch-before", "--out", str(out)]) == 0
+    merged = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    assert merged["meta"]["tools"] == ["conch", "conch-before"]
+    assert merged["meta"]["command"] == "run new && run old  (shown as conch-before)"
+    assert set(merged["meta"]["paired_clean"]) == {"conch-before"}
+    assert [r["tool"] for r in merged["rows"]] == ["conch"] * 3 + ["conch-before"] * 3
+    with pytest.raises(SystemExit, match="@NAME needs a one-tool report"):
+        two = tmp_path / "two.json"
+        two.write_text(json.dumps(_report(["sgpt", "bare"], [0, 1, 2], "B")), encoding="utf-8")
+        main(["--merge", str(new), f"{two}@x", "--out", str(out)])
+
+
 def test_merge_refuses_reports_on_different_tasks(tmp_path: Path) -> None:
     import json
 
