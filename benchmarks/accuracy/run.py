@@ -492,7 +492,8 @@ def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.merge:
-        return merge([Path(p) for p in args.merge], Path(args.out))
+        only = {int(t) for t in args.tasks.split(",")} if args.tasks else None
+        return merge([Path(p) for p in args.merge], Path(args.out), only)
     if args.join:
         return join([Path(p) for p in args.join], Path(args.out))
     # Stop cleanly on SIGTERM and SIGINT, so the model server started here is stopped too.
@@ -555,13 +556,18 @@ def _combined_meta(reports: list[dict[str, Any]], separator: str) -> dict[str, A
     }
 
 
-def merge(paths: list[Path], out: Path) -> int:
-    """One report from runs of different tools on the same tasks (same model and judge).
+def merge(paths: list[Path], out: Path, only: set[int] | None = None) -> int:
+    """One report from runs of different tools on the same tasks (same model and judge);
+    with ``only`` (``--tasks``), those tasks of each report.
 
     Each tool's rows are taken from the first report that has them; the commands of all the
     runs are listed, so the merged report says exactly how each part was produced.
     """
     reports = [_relabelled(p) for p in paths]
+    if only is not None:
+        for rep in reports:
+            rep["rows"] = [r for r in rep["rows"] if r["task"] in only]
+            rep["meta"]["command"] += f" (only the {len(only)} tasks of --tasks)"
     tasks = {tuple(sorted({r["task"] for r in rep["rows"]})) for rep in reports}
     if len(tasks) != 1:
         raise SystemExit("--merge: the reports do not cover the same tasks")
@@ -587,6 +593,9 @@ def merge(paths: list[Path], out: Path) -> int:
         "seconds": round(sum(rep["meta"]["seconds"] for rep in reports), 1),
         "merged_from": [str(p) for p in paths],
     }
+    if only is not None:
+        meta["tasks"] = len({r["task"] for r in rows})
+        meta["clean_tasks"] = len({r["task"] for r in rows if r["clean"]})
     write_report(meta, rows, names, out)
     return 0
 

@@ -415,6 +415,23 @@ def test_merge_shows_an_earlier_run_of_conch_under_another_name(tmp_path: Path) 
         main(["--merge", str(new), f"{two}@x", "--out", str(out)])
 
 
+def test_merge_with_tasks_compares_runs_on_the_tasks_both_have(tmp_path: Path) -> None:
+    import json
+
+    from benchmarks.accuracy.run import main
+
+    part, whole = tmp_path / "part.json", tmp_path / "whole.json"
+    part.write_text(json.dumps(_report(["conch"], [0, 1], "run part")), encoding="utf-8")
+    whole.write_text(json.dumps(_report(["conch"], [0, 1, 2, 3], "run whole")), encoding="utf-8")
+    out = tmp_path / "merged"
+    argv = ["--merge", str(part), f"{whole}@before", "--tasks", "0,1", "--out", str(out)]
+    assert main(argv) == 0
+    merged = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    assert merged["meta"]["tasks"] == 2 and merged["meta"]["clean_tasks"] == 2
+    assert sorted(r["task"] for r in merged["rows"]) == [0, 0, 1, 1]
+    assert "only the 2 tasks of --tasks" in merged["meta"]["command"]
+
+
 def test_merge_refuses_reports_on_different_tasks(tmp_path: Path) -> None:
     import json
 
