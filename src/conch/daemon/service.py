@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import conch
 from conch.daemon import protocol
@@ -42,6 +42,8 @@ from conch.providers.base import Provider, likelihood
 from conch.settings import LocalSettings
 
 log = logging.getLogger("conch.daemon")
+# What a request parses into before its work runs (``Service._request``).
+_Request = TypeVar("_Request")
 
 Backend = Callable[[LocalSettings, Path], Provider]
 
@@ -347,48 +349,53 @@ class Service:
     # -- requests -------------------------------------------------------------------------
 
     def _complete(self, channel: Channel, message: dict[str, Any]) -> None:
-        try:
+        def parse() -> tuple[list[Message], GenerationOptions, list[dict[str, Any]] | None]:
             messages = protocol.messages_from_wire(message.get("messages"))
             options = protocol.options_from_wire(message.get("options") or {})
             tools = message.get("tools")
             if tools is not None and not isinstance(tools, list):
                 raise ProtocolError("tools must be a list")
-        except ProtocolError as exc:
-            channel.send(_error(f"bad request: {exc}"))
-            return
-        with self._keepalive(channel):
-            try:
-                with self._turn(channel):
-                    self._generate(channel, messages, options, tools)
-            except _Stopping:
-                channel.send(_error("the model service was stopped during the request"))
+            return messages, options, tools
+
+        self._request(channel, parse, lambda request: self._generate(channel, *request))
 
     def _likelihood(self, channel: Channel, message: dict[str, Any]) -> None:
-        try:
-            messages = protocol.messages_from_wire(message.get("messages"))
+        def parse() -> tuple[list[Message], str]:
             reply = message.get("reply")
             if not isinstance(reply, str):
                 raise ProtocolError("reply must be a string")
+            return protocol.messages_from_wire(message.get("messages")), reply
+
+        self._request(channel, parse, lambda request: self._score(channel, *request))
+
+    def _request(
+        self, channel: Channel, parse: Callable[[], _Request], work: Callable[[_Request], None]
+    ) -> None:
+        """Parse a request (a bad one is refused), then do its ``work`` in the model's turn."""
+        try:
+            request = parse()
         except ProtocolError as exc:
             channel.send(_error(f"bad request: {exc}"))
             return
         with self._keepalive(channel):
             try:
                 with self._turn(channel):
-                    if not getattr(self.provider, "loaded", True):
-                        channel.send({"type": "progress", "stage": "loading model"})
-                    try:
-                        value = likelihood(self.provider, messages, reply)
-                    finally:
-                        self._served()
+                    work(request)
             except _Stopping:
                 channel.send(_error("the model service was stopped during the request"))
-                return
-            except (ConnectionLost, TimeoutError):
-                raise  # the client went away: nobody to tell
-            except Exception as exc:
-                self._report(channel, exc, "scoring")
-                return
+
+    def _score(self, channel: Channel, messages: list[Message], reply: str) -> None:
+        if not getattr(self.provider, "loaded", True):
+            channel.send({"type": "progress", "stage": "loading model"})
+        try:
+            value = likelihood(self.provider, messages, reply)
+        except (_Stopping, ConnectionLost, TimeoutError):
+            raise  # the client went away: nobody to tell
+        except Exception as exc:
+            self._report(channel, exc, "scoring")
+            return
+        finally:
+            self._served()
         channel.send({"type": "done", "logprob": value})
 
     def _served(self) -> None:
