@@ -10,12 +10,10 @@ loaded for embeddings.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.accuracy.conch_tool import examples_found_by
 from benchmarks.retrieval_embeddings import (
     VECTORS,
     Embedder,
@@ -54,7 +52,3 @@ class HybridRetrieval:
         best = sorted(range(len(score)), key=lambda i: (score[i], i), reverse=True)[:k]
         examples = corpus()
         return [examples[i] for i in reversed(best)]
-
-    def installed(self) -> contextlib.AbstractContextManager[None]:
-        """conch finds its examples with this retrieval inside the block."""
-        return examples_found_by(self.nearest)

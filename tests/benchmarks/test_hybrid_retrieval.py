@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from benchmarks.accuracy.conch_tool import examples_found_by
 from benchmarks.accuracy.hybrid_retrieval import HybridRetrieval
 
 import conch.generate
@@ -31,7 +32,7 @@ def test_bm25_alone_finds_what_conch_finds() -> None:
 def test_installed_swaps_conchs_lookup_and_puts_it_back() -> None:
     like = 5
     hybrid = retrieval(1.0, like)
-    with hybrid.installed():
+    with examples_found_by(hybrid.nearest):
         chosen = conch.generate.select_examples(PromptConfig(), REQUEST, 2)
     assert chosen[-1] == corpus()[like]
     assert conch.generate.select_examples(PromptConfig(), REQUEST, 2) == nearest(REQUEST, 2)
