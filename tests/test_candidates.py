@@ -388,6 +388,27 @@ def test_each_answer_runs_the_whole_pipeline_with_its_dry_runs() -> None:
     assert outcomes == ["failed", "ok", "ok", "ok"]
 
 
+def test_an_answer_whose_dry_run_went_better_wins_the_review_over_a_likelier_one() -> None:
+    # candidates=1: each answer is its greedy command, whatever its dry run did.
+    provider = ScriptedProvider.of("sort -h a", "sort -h sizes.txt", "sort sizes.txt")
+    provider.scores = {"sort -h a": -1.0, "sort -h sizes.txt": -3.0, "sort sizes.txt": -2.0}
+    runner = TableRunner({"sort -h sizes.txt": (0, "1K\n", ""), "sort sizes.txt": (0, "", "")})
+    proposal = run_propose(provider, runner, candidates=1)
+    # "sort -h a" failed and "sort sizes.txt" printed nothing: the likeliest of those that
+    # worked is the only one that printed something.
+    assert proposal.command == "sort -h sizes.txt"  # type: ignore[attr-defined]
+    outcomes = [t["outcome"] for t in proposal.trials_json()]  # type: ignore[attr-defined]
+    assert outcomes == ["failed", "ok", "empty"]
+
+
+def test_among_answers_whose_dry_runs_went_alike_the_likeliest_wins() -> None:
+    provider = ScriptedProvider.of("sort -h a", "sort -h sizes.txt", "sort sizes.txt")
+    provider.scores = {"sort -h a": -1.0, "sort -h sizes.txt": -3.0, "sort sizes.txt": -2.0}
+    runner = TableRunner({"sort -h sizes.txt": (0, "1K\n", ""), "sort sizes.txt": (0, "1K\n", "")})
+    proposal = run_propose(provider, runner, candidates=1)
+    assert proposal.command == "sort sizes.txt"  # type: ignore[attr-defined]
+
+
 def test_a_command_the_policy_rejects_never_wins_the_review() -> None:
     provider = ScriptedProvider.of("ls", "rm -rf /", "ls -l")
     provider.scores = {"ls": -6.0, "rm -rf /": -1.0, "ls -l": -8.0}

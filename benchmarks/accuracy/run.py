@@ -140,6 +140,49 @@ def make_tools(names: list[str], base_url: str, model: str) -> list[Generator]:
     return tools
 
 
+class Replay:
+    """A tool's answers as a report recorded them: run and judged again, asked of no model."""
+
+    def __init__(self, name: str, rows: dict[int, dict[str, Any]]) -> None:
+        self.name = name
+        self.rows = rows
+
+    def generate(self, task: Task) -> Candidate:
+        row = self.rows[task.index]
+        fields = {k: row[k] for k in ("command", "raw", "seconds", "error", "refused")}
+        if row.get("trials") is not None:
+            return ConchCandidate(**fields, trials=row["trials"])
+        return Candidate(**fields)
+
+
+def replay_tools(path: Path, names: list[str], tasks: list[Task]) -> list[Generator]:
+    """``--replay``: the tools named (those of the report when none is) as ``path`` recorded
+    them; a report that lacks a tool or one of the tasks is an error."""
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))["rows"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise SystemExit(f"--replay {path}: not a readable report ({exc})") from None
+    recorded: dict[str, dict[int, dict[str, Any]]] = {}
+    for row in rows:
+        recorded.setdefault(row["tool"], {})[row["task"]] = row
+    if list(names) == list(DEFAULT_TOOLS):
+        names = list(recorded)
+    missing = [n for n in names if n not in recorded]
+    if not names or missing:
+        raise SystemExit(
+            f"--replay {path}: no answers of {', '.join(missing) or 'the tools asked for'}; "
+            f"it has {', '.join(recorded)}"
+        )
+    for name in names:
+        absent = [t.index for t in tasks if t.index not in recorded[name]]
+        if absent:
+            raise SystemExit(
+                f"--replay {path}: {name} has no answer to task(s) "
+                f"{', '.join(map(str, absent[:10]))}; choose tasks with --tasks"
+            )
+    return [Replay(name, recorded[name]) for name in names]
+
+
 def _peer(name: str, base_url: str, model: str) -> Generator | None:
     try:
         from benchmarks.accuracy import peers
@@ -244,7 +287,7 @@ def excerpt(data: bytes, limit: int = EXCERPT) -> str:
 
 
 class Runner:
-    """Fresh tree copies per run, references computed once per task."""
+    """Fresh tree copies per run; the references of a task kept from their latest run."""
 
     def __init__(self, scratch: Path, timeout: float = 10.0) -> None:
         self.scratch = scratch
@@ -262,8 +305,9 @@ class Runner:
         finally:
             remove_tree(tree)
 
-    def refs(self, task: Task) -> dict[str, RunResult]:
-        if task.index not in self.references:
+    def refs(self, task: Task, again: bool = False) -> dict[str, RunResult]:
+        """The two reference commands' runs; ``again`` runs them anew (see ``evaluate``)."""
+        if again or task.index not in self.references:
             self.references[task.index] = {
                 "bash": self.run(task, task.bash),
                 "bash2": self.run(task, task.bash2),
@@ -380,7 +424,10 @@ def evaluate(
     tasks = select_tasks(args)
     if not tasks:
         raise SystemExit("no tasks selected")
-    tools = make_tools(args.tools, base_url, model)
+    if args.replay:
+        tools = replay_tools(Path(args.replay), args.tools, tasks)
+    else:
+        tools = make_tools(args.tools, base_url, model)
     if not tools and not args.sanity:
         raise SystemExit("no tools to run (and no --sanity check asked for)")
     names = [t.name for t in tools]
@@ -398,13 +445,17 @@ def evaluate(
                 tool.roots.update(runner.roots)  # type: ignore[attr-defined]
         started = time.monotonic()
         for i, task in enumerate(tasks, 1):
-            refs = runner.refs(task)
             marks: list[str] = []
             for tool in tools:
-                candidate = cache.get(tool.name, task)
+                candidate = None if args.replay else cache.get(tool.name, task)
                 if candidate is None:
                     candidate = tool.generate(task)
-                    cache.put(tool.name, task, candidate)
+                    if not args.replay:
+                        cache.put(tool.name, task, candidate)
+                # The references run right before the candidate, for every tool alike: a task
+                # whose output tells the time (date, uptime, ls -l of a fresh file) would
+                # otherwise fail a tool for taking longer to answer.
+                refs = runner.refs(task, again=True)
                 result = runner.run(task, candidate.command) if candidate.command else None
                 levels = compare(task, refs, result, judge, candidate.command or "")
                 row = row_for(task, tool.name, candidate, result, levels, refs)
@@ -464,6 +515,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--server", default=None, help="an OpenAI-compatible base URL (…/v1)")
     parser.add_argument("--out", default="benchmarks/results/accuracy", help="output path stem")
     parser.add_argument("--fresh", action="store_true", help="ignore cached candidates")
+    parser.add_argument(
+        "--replay",
+        metavar="REPORT.json",
+        help="ask no tool: run and judge again the commands REPORT.json recorded (its tools, "
+        "or those of --tools), with the current comparator",
+    )
     parser.add_argument(
         "--merge",
         nargs="+",

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conch.candidates import Trial, choose, is_doubtful
+from conch.candidates import RANK, Trial, choose, is_doubtful
 from conch.context import RequestContext
 from conch.dryrun import DryRunner
 from conch.errors import ConchError, ModelOutputError
@@ -87,7 +87,8 @@ def propose(
     sampled and dry-run, and ``conch.candidates.choose`` picks one by outcome and vote. If the
     chosen one still fails, the model is shown the error once and asked for a repair.
     With ``generation.review`` above 1, that whole answer is made again with worked examples
-    found other ways, and the model's likelihood of the request picks one (``_review``).
+    found other ways, and the best dry run, then the model's likelihood of the request,
+    picks one (``_review``).
     """
     gen = settings.generation
     describe = platform.describe()
@@ -243,9 +244,11 @@ def _review(
     on_stage: Callable[[str], None] | None,
 ) -> tuple[list[_Answer], int]:
     """``generation.review``: up to ``count`` answers, each made with worked examples found a
-    different way (``conch.examples.RETRIEVALS``), and the index of the best: the one whose
-    command makes the user's request likeliest as its description (``review_messages``);
-    the first on a tie; never one the policy rejects over one it does not.
+    different way (``conch.examples.RETRIEVALS``), and the index of the best: never one the
+    policy rejects over one it does not, nor one whose dry run went worse (``RANK``: failed
+    below printed nothing or complained, below worked) over one whose run went better; among
+    the rest, the one whose command makes the user's request likeliest as its description
+    (``review_messages``); the first on a tie.
 
     A provider that cannot score (OpenAI, Azure) is found out by scoring the first answer,
     before any other is made: only the first is then made. A provider failure (or Ctrl+C)
@@ -291,10 +294,11 @@ def _review(
     for a in answers:
         a.chosen.likelihood = scores.get(a.chosen.command)
 
-    def rank(i: int) -> tuple[bool, float, int]:
+    def rank(i: int) -> tuple[bool, int, float, int]:
         chosen = answers[i].chosen
         allowed = chosen.verdict.decision is not Decision.REJECT
-        return (allowed, chosen.likelihood if chosen.likelihood is not None else -math.inf, -i)
+        score = chosen.likelihood if chosen.likelihood is not None else -math.inf
+        return (allowed, -RANK[chosen.outcome], score, -i)
 
     return answers, max(range(len(answers)), key=rank)
 

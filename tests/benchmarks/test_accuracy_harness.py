@@ -560,3 +560,76 @@ def test_conchs_dry_run_of_a_write_outside_the_tree_or_without_scratch_is_not_ju
     off = FixtureDryRunner(dry_tree, task(), scratch=False)("touch /testbed/x")
     assert off is not None and off.wrote and not off.scratch
     assert not (dry_tree / "testbed" / "x").exists()
+
+
+def _recorded(tmp_path: Path, commands: dict[str, str], task_index: int) -> Path:
+    import json
+
+    rows = [
+        {
+            "task": task_index,
+            "tool": tool,
+            "command": command,
+            "raw": command,
+            "seconds": 2.0,
+            "error": None,
+            "refused": False,
+        }
+        for tool, command in commands.items()
+    ]
+    path = tmp_path / "recorded.json"
+    path.write_text(json.dumps({"meta": {}, "rows": rows}), encoding="utf-8")
+    return path
+
+
+@needs_bwrap
+def test_replay_runs_recorded_commands_with_references_run_right_before_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks.accuracy import run as harness
+
+    date_task = next(t for t in load_tasks() if t.clean and t.bash == "date")
+    recorded = _recorded(tmp_path, {"sgpt": "date", "bare": "date -u"}, date_task.index)
+    events: list[str] = []
+    real_run, real_generate = harness.Runner.run, harness.Replay.generate
+
+    def run(self: Any, task: Task, command: str) -> RunResult:
+        events.append(f"run {command}")
+        return real_run(self, task, command)
+
+    def generate(self: Any, task: Task) -> Any:
+        events.append(f"answer {self.name}")
+        return real_generate(self, task)
+
+    monkeypatch.setattr(harness.Runner, "run", run)
+    monkeypatch.setattr(harness.Replay, "generate", generate)
+    args = harness.parse_args(
+        ["--replay", str(recorded), "--tasks", str(date_task.index), "--no-judge"]
+    )
+    _, rows, names = harness.evaluate(args, "http://127.0.0.1:1/v1", "m", "m")
+    assert names == ["sgpt", "bare"]
+    refs = [f"run {date_task.bash}", f"run {date_task.bash2}"]
+    # Each tool's answer, then both references again, then the answer's own run.
+    assert events == ["answer sgpt", *refs, "run date", "answer bare", *refs, "run date -u"]
+    assert [(r["tool"], r["command"], r["seconds"]) for r in rows] == [
+        ("sgpt", "date", 2.0),
+        ("bare", "date -u", 2.0),
+    ]
+
+
+def test_replay_refuses_a_tool_or_task_the_report_lacks(tmp_path: Path) -> None:
+    from benchmarks.accuracy.run import replay_tools
+
+    recorded = _recorded(tmp_path, {"sgpt": "date"}, 9)
+    tasks = [t for t in load_tasks() if t.index == 9]
+    assert [
+        t.name
+        for t in replay_tools(recorded, ["conch", "bare", "bare+md", "sgpt", "llm-cmd"], tasks)
+    ] == ["sgpt"]
+    with pytest.raises(SystemExit, match="no answers of llm-cmd; it has sgpt"):
+        replay_tools(recorded, ["llm-cmd"], tasks)
+    with pytest.raises(SystemExit, match=r"sgpt has no answer to task\(s\) 10"):
+        replay_tools(recorded, ["sgpt"], [t for t in load_tasks() if t.index in (9, 10)])
+    (tmp_path / "bad.json").write_text("{", encoding="utf-8")
+    with pytest.raises(SystemExit, match=r"bad\.json: not a readable report"):
+        replay_tools(tmp_path / "bad.json", ["sgpt"], tasks)
