@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from cliutil import DEBIAN, needs_bwrap
 from conch.candidates import Trial, choose, is_doubtful
 from conch.context import RequestContext
@@ -388,25 +390,28 @@ def test_each_answer_runs_the_whole_pipeline_with_its_dry_runs() -> None:
     assert outcomes == ["failed", "ok", "ok", "ok"]
 
 
-def test_an_answer_whose_dry_run_went_better_wins_the_review_over_a_likelier_one() -> None:
+@pytest.mark.parametrize(
+    ("last_prints", "chosen", "outcomes"),
+    [
+        # "sort -h a" fails and "sort sizes.txt" prints nothing: the one answer that printed
+        # something wins over both likelier ones.
+        ("", "sort -h sizes.txt", ["failed", "ok", "empty"]),
+        # Both print: among answers whose dry runs went alike, the likeliest wins.
+        ("1K\n", "sort sizes.txt", ["failed", "ok", "ok"]),
+    ],
+)
+def test_the_review_keeps_the_likeliest_of_the_answers_whose_dry_runs_went_best(
+    last_prints: str, chosen: str, outcomes: list[str]
+) -> None:
     # candidates=1: each answer is its greedy command, whatever its dry run did.
     provider = ScriptedProvider.of("sort -h a", "sort -h sizes.txt", "sort sizes.txt")
     provider.scores = {"sort -h a": -1.0, "sort -h sizes.txt": -3.0, "sort sizes.txt": -2.0}
-    runner = TableRunner({"sort -h sizes.txt": (0, "1K\n", ""), "sort sizes.txt": (0, "", "")})
+    runner = TableRunner(
+        {"sort -h sizes.txt": (0, "1K\n", ""), "sort sizes.txt": (0, last_prints, "")}
+    )
     proposal = run_propose(provider, runner, candidates=1)
-    # "sort -h a" failed and "sort sizes.txt" printed nothing: the likeliest of those that
-    # worked is the only one that printed something.
-    assert proposal.command == "sort -h sizes.txt"  # type: ignore[attr-defined]
-    outcomes = [t["outcome"] for t in proposal.trials_json()]  # type: ignore[attr-defined]
-    assert outcomes == ["failed", "ok", "empty"]
-
-
-def test_among_answers_whose_dry_runs_went_alike_the_likeliest_wins() -> None:
-    provider = ScriptedProvider.of("sort -h a", "sort -h sizes.txt", "sort sizes.txt")
-    provider.scores = {"sort -h a": -1.0, "sort -h sizes.txt": -3.0, "sort sizes.txt": -2.0}
-    runner = TableRunner({"sort -h sizes.txt": (0, "1K\n", ""), "sort sizes.txt": (0, "1K\n", "")})
-    proposal = run_propose(provider, runner, candidates=1)
-    assert proposal.command == "sort sizes.txt"  # type: ignore[attr-defined]
+    assert proposal.command == chosen  # type: ignore[attr-defined]
+    assert [t["outcome"] for t in proposal.trials_json()] == outcomes  # type: ignore[attr-defined]
 
 
 def test_a_command_the_policy_rejects_never_wins_the_review() -> None:
