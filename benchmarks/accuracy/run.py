@@ -148,11 +148,15 @@ class Replay:
         self.rows = rows
 
     def generate(self, task: Task) -> Candidate:
-        row = self.rows[task.index]
-        fields = {k: row[k] for k in ("command", "raw", "seconds", "error", "refused")}
-        if row.get("trials") is not None:
-            return ConchCandidate(**fields, trials=row["trials"])
-        return Candidate(**fields)
+        return candidate_from(self.rows[task.index])
+
+
+def candidate_from(data: dict[str, Any]) -> Candidate:
+    """A candidate as a cache entry or a report row records it (conch's with its trials)."""
+    fields = {k: data[k] for k in ("command", "raw", "seconds", "error", "refused")}
+    if data.get("trials") is not None:
+        return ConchCandidate(**fields, trials=data["trials"])
+    return Candidate(**fields)
 
 
 def replay_tools(path: Path, names: list[str], tasks: list[Task]) -> list[Generator]:
@@ -264,10 +268,7 @@ class CandidateCache:
         data = json.loads(path.read_text(encoding="utf-8"))
         if data.get("nl") != task.nl:
             return None
-        fields = {k: data[k] for k in ("command", "raw", "seconds", "error", "refused")}
-        if data.get("trials") is not None:
-            return ConchCandidate(**fields, trials=data["trials"])
-        return Candidate(**fields)
+        return candidate_from(data)
 
     def put(self, tool: str, task: Task, candidate: Candidate) -> None:
         if candidate.error and candidate.error.startswith(PROVIDER_ERROR):
