@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from conch.examples import corpus, nearest
+from conch.command.examples import corpus, nearest
 from conch.policy import PolicyContext, assess
 
 

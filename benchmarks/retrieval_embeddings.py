@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from conch.examples import Example, corpus, retrieval
+from conch.command.examples import Example, corpus, retrieval
 
 WEIGHTS = (0.0, 0.3, 0.5, 0.7, 1.0)
 VECTORS = Path("benchmarks/.work/example-embeddings.npy")
@@ -73,8 +73,8 @@ def example_vectors(path: Path, model: Path | None = None) -> Any:
 
 def embedded_model() -> Path:
     """The embedded GGUF (assembled on first use)."""
-    from conch.model_files import embedded_model_path
-    from conch.paths import Paths
+    from conch.config.paths import Paths
+    from conch.providers.local.model_files import embedded_model_path
 
     return embedded_model_path(Paths.default().cache_dir)
 

@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conch.paths import Paths
-from conch.platform import detect_platform
-from conch.settings import ValidationSettings
+from conch.config.paths import Paths
+from conch.config.settings import ValidationSettings
+from conch.host.platform import detect_platform
 from conch.validate import collect_help, programs, static_check, validate
 
 COMMANDS = [
@@ -69,7 +69,7 @@ def main() -> None:
         help="how many of the commands also get the model verdict (slow: a model call each)",
     )
     args = parser.parse_args()
-    from conch.dryrun import SandboxDryRunner
+    from conch.execute.dryrun import SandboxDryRunner
 
     rows: list[dict[str, Any]] = []
     # The project lives outside /tmp, as a user's directory would: a scratch run from under
@@ -112,8 +112,8 @@ def main() -> None:
                     ),
                 }
             )
-        from conch.providers.local import LocalProvider
-        from conch.settings import LocalSettings
+        from conch.config.settings import LocalSettings
+        from conch.providers.local.provider import LocalProvider
 
         provider = LocalProvider(LocalSettings(), Paths.default().cache_dir)
         provider.load()

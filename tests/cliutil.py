@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from conch.dryrun import bwrap_available
-from conch.platform import PlatformContext
+from conch.execute.dryrun import bwrap_available
+from conch.host.platform import PlatformContext
 
 
 @dataclass

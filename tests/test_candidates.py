@@ -7,15 +7,15 @@ from pathlib import Path
 import pytest
 
 from cliutil import DEBIAN, needs_bwrap
-from conch.candidates import Trial, choose, is_doubtful
-from conch.context import RequestContext
-from conch.dryrun import DryRun, DryRunner, SandboxDryRunner
+from conch.command.candidates import Trial, choose, is_doubtful
+from conch.command.propose import propose
+from conch.command.request import RequestContext
+from conch.config.settings import Settings
 from conch.errors import ProviderError
+from conch.execute.dryrun import DryRun, DryRunner, SandboxDryRunner
 from conch.messages import GenerationOptions, Message
 from conch.policy import PolicyContext, assess
-from conch.propose import propose
 from conch.providers.scripted import ScriptedProvider
-from conch.settings import Settings
 
 PLATFORM = DEBIAN
 UNSAFE = PolicyContext(unsafe=True)
@@ -222,7 +222,7 @@ def test_sample_when_always_samples_even_after_a_good_answer() -> None:
 
 
 def test_with_next_examples_every_other_sample_sees_the_next_nearest_examples() -> None:
-    from conch.generate import select_examples
+    from conch.command.generate import select_examples
 
     provider = ScriptedProvider.of("sort -X a", "sort -Y a", "sort -Z a", "sort -h a")
     runner = TableRunner({"sort -h a": (0, "1K\n", "")})

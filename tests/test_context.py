@@ -6,15 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from conch.context import (
+from conch.command.request import (
     RequestContext,
     build_messages,
     peek_file,
     sanitize,
     scope_dot_listing,
 )
+from conch.config.settings import PromptConfig, ToolConfig
 from conch.errors import InputError
-from conch.settings import PromptConfig, ToolConfig
 
 
 def test_system_prompt_has_meta_platform_and_tool_instructions() -> None:

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from cliutil import needs_bwrap
-from conch import dryrun
-from conch.candidates import Trial
-from conch.dryrun import OUTPUT_CAP, DryRun, SandboxDryRunner, bwrap_argv, sandbox_env
+from conch.command.candidates import Trial
+from conch.execute import dryrun
+from conch.execute.dryrun import OUTPUT_CAP, DryRun, SandboxDryRunner, bwrap_argv, sandbox_env
 from conch.policy import PolicyContext, assess
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conch.examples import (
+from conch.command.examples import (
     Example,
     Retrieval,
     corpus,
@@ -15,9 +15,9 @@ from conch.examples import (
     parse_examples,
     retrieval,
 )
-from conch.generate import select_examples
+from conch.command.generate import select_examples
+from conch.config.settings import PromptConfig, ToolConfig
 from conch.policy import assess
-from conch.settings import PromptConfig, ToolConfig
 
 
 def test_corpus_commands_all_parse_and_none_is_rejected_with_unsafe() -> None:
@@ -47,7 +47,7 @@ def test_whitelist_keeps_only_examples_using_allowed_tools() -> None:
 
 
 def test_file_names_and_paths_count_by_their_extensions_only() -> None:
-    from conch.examples import _terms
+    from conch.command.examples import _terms
 
     assert _terms("extract the tar.gz archive") == ["extract", "tar", "gz", "archive"]
     assert _terms("count lines of setup_nl2b_fs_1.sh in /var/log/app") == ["count", "lin", "sh"]
@@ -60,8 +60,8 @@ def test_a_file_name_in_the_request_does_not_pull_in_examples_about_other_files(
 
 
 def test_documentation_covers_the_programs_of_the_nearest_examples(tmp_path: Path) -> None:
-    from conch.generate import documentation_for
-    from conch.settings import ValidationSettings
+    from conch.command.generate import documentation_for
+    from conch.config.settings import ValidationSettings
 
     prompt = PromptConfig()
     request = "count the lines in notes.txt"
@@ -73,8 +73,8 @@ def test_documentation_covers_the_programs_of_the_nearest_examples(tmp_path: Pat
 
 
 def test_documentation_ends_the_system_prompt_and_the_request_comes_last() -> None:
-    from conch.context import RequestContext
-    from conch.generate import DOCUMENTATION_PROMPT, generate
+    from conch.command.generate import DOCUMENTATION_PROMPT, generate
+    from conch.command.request import RequestContext
     from conch.providers import ScriptedProvider
 
     provider = ScriptedProvider.of("wc -l notes.txt")

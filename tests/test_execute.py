@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conch.execute import ExecResult, audit_line, expand_words, run_captured, run_interactive
+from conch.execute.run import ExecResult, audit_line, expand_words, run_captured, run_interactive
 from conch.messages import Word
 
 # Generous bounds: they only have to tell "promptly" from "waited for sleep 30".
@@ -165,7 +165,7 @@ def test_ctrl_c_reaches_the_child_while_conch_survives_and_reports_130(tmp_path:
         """
         import sys
         from pathlib import Path
-        from conch.execute import run_interactive
+        from conch.execute.run import run_interactive
         child = "import os, signal, time; os.killpg(0, signal.SIGINT); time.sleep(5)"
         result = run_interactive([sys.executable, "-c", child], cwd=Path("."))
         print("conch survived, child exit", result.exit_code)
@@ -314,7 +314,7 @@ def test_ctrl_c_typed_on_a_real_terminal_stops_the_child_and_not_conch(tmp_path:
         """
         import sys
         from pathlib import Path
-        from conch.execute import run_interactive
+        from conch.execute.run import run_interactive
         child = "import time; print('started', flush=True); time.sleep(30)"
         result = run_interactive([sys.executable, "-c", child], cwd=Path("."))
         print("child exit", result.exit_code)

@@ -6,7 +6,7 @@ import json
 import multiprocessing
 from pathlib import Path
 
-from conch.history import History, HistoryEntry
+from conch.storage.history import History, HistoryEntry
 
 
 def entry(n: int, note: str = "") -> HistoryEntry:

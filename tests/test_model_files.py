@@ -12,10 +12,15 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from conch import model_files
+from conch.config.settings import LocalSettings
 from conch.errors import ConfigError
-from conch.model_files import assemble, embedded_model_path, is_assembled, model_path_for
-from conch.settings import LocalSettings
+from conch.providers.local import model_files
+from conch.providers.local.model_files import (
+    assemble,
+    embedded_model_path,
+    is_assembled,
+    model_path_for,
+)
 
 CONTENTS = [b"GGUF" + b"a" * 5000, b"b" * 7, b"", b"c" * 12345]
 

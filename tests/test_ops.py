@@ -8,8 +8,8 @@ from pathlib import Path
 import yaml
 
 from cliutil import CliResult, write_config
-from conch.ops import Resolution, merge_tools
-from conch.settings import ToolConfig
+from conch.config.edits import Resolution, merge_tools
+from conch.config.settings import ToolConfig
 
 Conch = Callable[..., CliResult]
 

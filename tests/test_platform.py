@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conch.platform import CACHE_FILE, PlatformContext, detect_platform
+from conch.host.platform import CACHE_FILE, PlatformContext, detect_platform
 
 BUSYBOX_HELP = """\
 BusyBox v1.36.1 (2023-07-27 17:12:24 UTC) multi-call binary.

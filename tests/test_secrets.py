@@ -10,8 +10,8 @@ import keyring.errors
 import pytest
 from keyring.backends import fail
 
+from conch.config.credentials import KEYRING_SERVICE, lookup_secret, redact, store_secret
 from conch.errors import ConfigError
-from conch.secrets import KEYRING_SERVICE, lookup_secret, redact, store_secret
 
 
 class MemoryKeyring(keyring.backend.KeyringBackend):

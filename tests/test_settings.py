@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from cliutil import write_config
+from conch.config.paths import Paths
+from conch.config.settings import Settings, load_settings, starter_config
 from conch.errors import ConfigError
-from conch.paths import Paths
-from conch.settings import Settings, load_settings, starter_config
 
 
 def load(home: Path, cwd: Path | None = None, environ: dict[str, str] | None = None, **kw):  # type: ignore[no-untyped-def]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conch.whatis import CACHE_FILE, HINTS_PROMPT, program_hints, whatis_index
+from conch.host.whatis import CACHE_FILE, HINTS_PROMPT, program_hints, whatis_index
 
 needs_man = pytest.mark.skipif(
     shutil.which("man") is None or shutil.which("pstree") is None,
@@ -97,10 +97,10 @@ def test_this_machines_manual_pages_find_pstree_for_a_process_tree(tmp_path: Pat
 
 
 def test_hints_end_the_system_prompt_before_any_documentation() -> None:
-    from conch.context import RequestContext
-    from conch.generate import DOCUMENTATION_PROMPT, generate
+    from conch.command.generate import DOCUMENTATION_PROMPT, generate
+    from conch.command.request import RequestContext
+    from conch.config.settings import PromptConfig
     from conch.providers import ScriptedProvider
-    from conch.settings import PromptConfig
 
     provider = ScriptedProvider.of("pstree")
     ctx = RequestContext(request="show the process tree")

@@ -62,7 +62,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     # (hybrid_retrieval.py)
     "conch-embedding-retrieval": {"generation": {"review": 1}},
     # one answer, examples ranked by BM25 less 0.3 x the idf of each word they ask for that
-    # the request does not (conch.examples.retrieval("plain")): plainer examples first
+    # the request does not (conch.command.examples.retrieval("plain")): plainer examples first
     "conch-plain-examples": {"generation": {"review": 1}},
 }
 # Variants that find conch's worked examples another way: the weight of the embeddings, or
@@ -84,7 +84,7 @@ class ConchVariant(ConchGenerator):
 
             self.nearest = HybridRetrieval.load(RETRIEVAL_WEIGHTS[name]).nearest
         elif name in PLAIN_EXAMPLES:
-            from conch.examples import retrieval
+            from conch.command.examples import retrieval
 
             self.nearest = retrieval("plain").nearest
 

@@ -1,4 +1,4 @@
-"""conch as a tool under test: ``conch.propose.propose``, as ``conch --print --unsafe`` runs it.
+"""conch as a tool under test: ``conch.command.propose.propose``, as ``conch --print --unsafe`` runs it.
 
 The benchmark stands in for the user's machine with the task's file tree: conch's dry runs of
 candidate commands happen in that tree bound read-only as ``/`` (with the host's ``/usr`` and
@@ -31,10 +31,10 @@ from benchmarks.accuracy.sandbox import (
     bwrap_argv,
     is_busybox_shell,
 )
-from conch.dryrun import DEFAULT_TIMEOUT_S, DryRun, DryRunner, judge_in_copy, run_capped
+from conch.command.examples import Example
 from conch.errors import ConchError, ModelOutputError
-from conch.examples import Example
-from conch.platform import PlatformContext
+from conch.execute.dryrun import DEFAULT_TIMEOUT_S, DryRun, DryRunner, judge_in_copy, run_capped
+from conch.host.platform import PlatformContext
 from conch.providers.base import Provider
 
 
@@ -91,8 +91,8 @@ def task_platform(shell: str) -> PlatformContext:
     so conch detects its platform with the same ``PATH`` and shell, as it would when
     installed there (the applets are linked into a temporary directory for the probes).
     """
-    from conch.paths import Paths
-    from conch.platform import detect_platform
+    from conch.config.paths import Paths
+    from conch.host.platform import detect_platform
 
     if not is_busybox_shell(shell):
         return detect_platform(Paths.default().cache_dir, dict(os.environ))
@@ -110,14 +110,14 @@ def task_platform(shell: str) -> PlatformContext:
 def examples_found_by(nearest: Callable[[str, int], list[Example]]) -> Iterator[None]:
     """conch finds its worked examples with ``nearest`` inside the block (the ablation
     variants that change how examples are found)."""
-    import conch.generate
+    import conch.command.generate
 
-    original: Any = conch.generate.nearest
-    conch.generate.nearest = nearest  # type: ignore[assignment]
+    original: Any = conch.command.generate.nearest
+    conch.command.generate.nearest = nearest  # type: ignore[assignment]
     try:
         yield
     finally:
-        conch.generate.nearest = original
+        conch.command.generate.nearest = original
 
 
 def conch_candidate(
@@ -129,17 +129,17 @@ def conch_candidate(
 ) -> Candidate:
     """conch's answer to ``request``, as ``conch --print --unsafe REQUEST`` would produce it.
 
-    This is the one place the benchmark enters conch: ``conch.propose.propose``, the same call
+    This is the one place the benchmark enters conch: ``conch.command.propose.propose``, the same call
     the CLI makes, with the default settings, the platform description of the machine the
     task stands for (``task_platform`` of the task's ``shell``), and dry runs in
     ``dry_runner`` (the task's tree). ``overrides`` (nested like the config file) change
     settings for the ablation variants.
     """
-    from conch.context import RequestContext
-    from conch.paths import Paths
+    from conch.command.propose import propose
+    from conch.command.request import RequestContext
+    from conch.config.paths import Paths
+    from conch.config.settings import Settings
     from conch.policy import PolicyContext
-    from conch.propose import propose
-    from conch.settings import Settings
 
     settings = Settings.model_validate(overrides or {})
     cache = Paths.default().cache_dir

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.accuracy.candidate import Task
-from conch.dryrun import remove_tree as remove_copy
+from conch.execute.dryrun import remove_tree as remove_copy
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data" / "nl2sh-alfa"
 TASKS_FILE = DATA_DIR / "test.jsonl"

@@ -21,7 +21,7 @@ from benchmarks.retrieval_embeddings import (
     example_vectors,
     unit_rows,
 )
-from conch.examples import Example, corpus, retrieval
+from conch.command.examples import Example, corpus, retrieval
 
 
 class HybridRetrieval:

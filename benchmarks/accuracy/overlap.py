@@ -1,6 +1,6 @@
 """How close conch's shipped worked examples come to the benchmark's tasks.
 
-conch's few-shot examples (``src/conch/data/examples.tsv``) were written for conch, not taken
+conch's few-shot examples (``src/conch/command/data/examples.tsv``) were written for conch, not taken
 from NL2SH-ALFA. This check keeps it that way: for every example it finds the benchmark
 request with the most words in common (Jaccard overlap of word sets) and lists the examples
 at or above a threshold, so a near-copy of a test item cannot slip into the corpus unnoticed.
@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 
 from benchmarks.accuracy.fixtures import load_tasks
-from conch.examples import Example, corpus
+from conch.command.examples import Example, corpus
 
 THRESHOLD = 0.7
 _WORD = re.compile(r"[a-z0-9]+")

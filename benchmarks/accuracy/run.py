@@ -65,8 +65,8 @@ def free_port() -> int:
 @contextlib.contextmanager
 def engine_server(log_path: Path) -> Iterator[tuple[str, str]]:
     """Serve the embedded model; yields (base URL, model file path)."""
-    from conch.model_files import embedded_model_path
-    from conch.paths import Paths
+    from conch.config.paths import Paths
+    from conch.providers.local.model_files import embedded_model_path
 
     model = embedded_model_path(Paths.default().cache_dir)
     port = free_port()

@@ -39,13 +39,13 @@ REQUESTS = [
 
 def conch_requests() -> list[tuple[list[Any], Any]]:
     """(messages, options) exactly as conch's one-shot path builds them."""
-    from conch.context import RequestContext, build_messages
-    from conch.extract import ONE_LINE_GRAMMAR
-    from conch.generate import select_examples
+    from conch.command.extract import ONE_LINE_GRAMMAR
+    from conch.command.generate import select_examples
+    from conch.command.request import RequestContext, build_messages
+    from conch.config.paths import Paths
+    from conch.config.settings import Settings
+    from conch.host.platform import detect_platform
     from conch.messages import GenerationOptions
-    from conch.paths import Paths
-    from conch.platform import detect_platform
-    from conch.settings import Settings
 
     settings = Settings()
     prompt = settings.default_prompt
@@ -66,10 +66,10 @@ def direct(requests: list[tuple[list[Any], Any]], rounds: int) -> list[dict[str,
     """The engine alone: xllamacpp.Server.handle_chat_completions, streaming."""
     import xllamacpp
 
-    from conch.model_files import embedded_model_path
-    from conch.paths import Paths
-    from conch.providers.engines import default_threads
-    from conch.providers.local import build_request
+    from conch.config.paths import Paths
+    from conch.providers.local.engines import default_threads
+    from conch.providers.local.model_files import embedded_model_path
+    from conch.providers.local.provider import build_request
 
     params = xllamacpp.CommonParams()
     params.model.path = str(embedded_model_path(Paths.default().cache_dir))
@@ -106,8 +106,8 @@ def through_conch(
     requests: list[tuple[list[Any], Any]], rounds: int
 ) -> tuple[list[dict[str, Any]], Any]:
     """conch's local path: the provider the CLI uses (the warm model service)."""
+    from conch.config.settings import Settings
     from conch.providers.base import complete, create_provider
-    from conch.settings import Settings
 
     settings = Settings()
     provider = create_provider(settings.ai, settings.daemon)

@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks.accuracy.fixtures import load_tasks
 from benchmarks.accuracy.overlap import THRESHOLD, closest, jaccard, main, words
 
-from conch.examples import Example, corpus
+from conch.command.examples import Example, corpus
 
 
 def test_no_shipped_example_is_a_near_copy_of_a_benchmark_request() -> None:

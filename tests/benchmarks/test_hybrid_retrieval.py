@@ -6,9 +6,9 @@ import numpy as np
 from benchmarks.accuracy.conch_tool import examples_found_by
 from benchmarks.accuracy.hybrid_retrieval import HybridRetrieval
 
-import conch.generate
-from conch.examples import corpus, nearest
-from conch.settings import PromptConfig
+import conch.command.generate
+from conch.command.examples import corpus, nearest
+from conch.config.settings import PromptConfig
 
 REQUEST = "show all environment variables"
 
@@ -33,6 +33,6 @@ def test_installed_swaps_conchs_lookup_and_puts_it_back() -> None:
     like = 5
     hybrid = retrieval(1.0, like)
     with examples_found_by(hybrid.nearest):
-        chosen = conch.generate.select_examples(PromptConfig(), REQUEST, 2)
+        chosen = conch.command.generate.select_examples(PromptConfig(), REQUEST, 2)
     assert chosen[-1] == corpus()[like]
-    assert conch.generate.select_examples(PromptConfig(), REQUEST, 2) == nearest(REQUEST, 2)
+    assert conch.command.generate.select_examples(PromptConfig(), REQUEST, 2) == nearest(REQUEST, 2)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from benchmarks.retrieval_embeddings import same_program_first
 
-from conch.examples import Bm25, Example
+from conch.command.examples import Bm25, Example
 
 EXAMPLES = [
     Example("show the files here", "ls"),

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
+from conch.cli.help import TOPICS, render_help
 from conch.cli.main import build_check_parser, build_daemon_parser, build_parser
-from conch.help import TOPICS, render_help
 
 
 def _flags(parser: object) -> list[str]:
@@ -35,7 +35,7 @@ def test_fast_paths_do_not_import_the_model_stack_or_http(argv: list[str]) -> No
         "if sys.argv[1] != '--help' else 0\n"
         "if sys.argv[1] == '--help':\n"
         "    try:\n        main(['--help'])\n    except SystemExit:\n        pass\n"
-        "heavy = [m for m in ('xllamacpp', 'llama_cpp', 'httpx', 'openai', 'conch.providers.local',"
+        "heavy = [m for m in ('xllamacpp', 'llama_cpp', 'httpx', 'openai', 'conch.providers.local.provider',"
         " 'conch.providers.openai', 'conch.daemon.client', 'conch.daemon.service')"
         " if m in sys.modules]\n"
         "print('HEAVY', heavy)\n"
@@ -61,7 +61,7 @@ def test_help_and_version_exit_zero() -> None:
 
 def test_library_modules_never_import_front_end_libraries() -> None:
     code = (
-        "import sys, conch.generate, conch.settings, conch.history, conch.providers\n"
+        "import sys, conch.command.generate, conch.config.settings, conch.storage.history, conch.providers\n"
         "print([m for m in ('click', 'rich', 'prompt_toolkit', 'starlette', 'conch.cli') if m in sys.modules])"
     )
     out = subprocess.run(

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from cliutil import CliResult, write_config
-from conch.history import History
-from conch.paths import Paths
+from conch.config.paths import Paths
+from conch.storage.history import History
 
 Conch = Callable[..., CliResult]
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pexpect
 
 from cliutil import write_config
-from conch.history import History
-from conch.paths import Paths
+from conch.config.paths import Paths
+from conch.storage.history import History
 
 
 def _spawn(cwd: Path, *argv: str) -> pexpect.spawn:

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cliutil import CliResult, write_config
-from conch.history import History
-from conch.paths import Paths
+from conch.config.paths import Paths
+from conch.storage.history import History
 
 Conch = Callable[..., CliResult]
 

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 from daemon_util import FAKE_BACKEND
 
+from conch.config.paths import Paths
+from conch.config.settings import AISettings, DaemonSettings, LocalSettings
 from conch.daemon import client
 from conch.daemon.client import DaemonProvider, pid_alive, read_pid, stop_service
 from conch.daemon.location import Location
-from conch.paths import Paths
-from conch.settings import AISettings, DaemonSettings, LocalSettings
 
 HERE = Path(__file__).resolve().parent
 

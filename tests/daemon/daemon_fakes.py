@@ -17,9 +17,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from conch.config.settings import LocalSettings
 from conch.errors import ConfigError, ProviderError
 from conch.messages import Chunk, GenerationOptions, Message, Usage
-from conch.settings import LocalSettings
 
 # Seconds the fake takes to "load", and whether loading fails, from the service's environment.
 LOAD_SECONDS_ENV = "CONCH_TEST_LOAD_SECONDS"

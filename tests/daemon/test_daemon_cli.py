@@ -13,8 +13,8 @@ from cliutil import CliResult, write_config
 from conch.cli.main import _is_daemon_command
 from conch.daemon import client
 from conch.daemon.client import pid_alive
-from conch.providers import local
-from conch.providers.engines import ChunkCallback
+from conch.providers.local import provider as local
+from conch.providers.local.engines import ChunkCallback
 
 Conch = Callable[..., CliResult]
 

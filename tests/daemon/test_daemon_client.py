@@ -198,7 +198,7 @@ def test_two_clients_starting_at_once_share_one_service(
 def test_a_service_that_cannot_start_falls_back_to_this_process(
     make_provider: MakeProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from conch.providers import local
+    from conch.providers.local import provider as local
 
     monkeypatch.setattr(local, "LocalProvider", lambda *args: ScriptedProvider.of("pwd"))
     provider = make_provider(backend="daemon_fakes:no_such_backend", start_timeout_s=60)
@@ -214,7 +214,7 @@ def test_a_service_that_cannot_start_falls_back_to_this_process(
 def test_a_socket_path_too_long_falls_back_without_starting_anything(
     make_provider: MakeProvider, monkeypatch: pytest.MonkeyPatch, runtime: Path
 ) -> None:
-    from conch.providers import local
+    from conch.providers.local import provider as local
 
     deep = runtime / ("d" * 60) / ("e" * 60)
     deep.mkdir(mode=0o700, parents=True)

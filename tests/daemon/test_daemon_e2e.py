@@ -6,13 +6,13 @@ import time
 
 import pytest
 
+from conch.config.paths import Paths
+from conch.config.settings import AISettings, DaemonSettings
 from conch.daemon.client import DaemonProvider, pid_alive, service_status, stop_service
 from conch.daemon.location import Location
 from conch.messages import GenerationOptions, Message
-from conch.model_files import embedded_model_path
-from conch.paths import Paths
 from conch.providers.base import complete
-from conch.settings import AISettings, DaemonSettings
+from conch.providers.local.model_files import embedded_model_path
 
 pytestmark = pytest.mark.e2e
 

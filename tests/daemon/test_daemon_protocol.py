@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from conch.config.paths import Paths
+from conch.config.settings import LocalSettings
 from conch.daemon import protocol
 from conch.daemon.location import (
     Location,
@@ -20,8 +22,6 @@ from conch.daemon.location import (
 from conch.daemon.protocol import Channel, ConnectionLost, ProtocolError
 from conch.errors import ConfigError, ProviderError
 from conch.messages import Chunk, GenerationOptions, Message, ToolCall, Usage
-from conch.paths import Paths
-from conch.settings import LocalSettings
 
 
 def test_messages_and_options_survive_the_wire() -> None:

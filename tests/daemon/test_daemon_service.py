@@ -16,6 +16,7 @@ from daemon_fakes import EchoProvider
 from daemon_util import FAKE_BACKEND
 
 import conch
+from conch.config.settings import LocalSettings
 from conch.daemon import client, protocol, service
 from conch.daemon.client import DaemonProvider, connect
 from conch.daemon.location import Location, ServiceUnavailable
@@ -23,7 +24,6 @@ from conch.daemon.service import Service, ServiceConfig
 from conch.errors import ProviderError
 from conch.messages import GenerationOptions, Message
 from conch.providers.base import complete
-from conch.settings import LocalSettings
 
 
 @dataclass

@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conch.model_files import embedded_model_path
-from conch.paths import Paths
+from conch.config.paths import Paths
+from conch.providers.local.model_files import embedded_model_path
 
 ENGINE_SERVER = Path(__file__).with_name("engine_server.py")
 SERVER_START_SECONDS = 60.0

@@ -8,10 +8,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conch.extract import ONE_LINE_GRAMMAR
+from conch.command.extract import ONE_LINE_GRAMMAR
 from conch.messages import GenerationOptions, Message
 from conch.providers.base import complete
-from conch.providers.engines import gguf_end_token
+from conch.providers.local.engines import gguf_end_token
 from conch.providers.openai import OpenAIProvider
 
 pytestmark = pytest.mark.e2e

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from cliutil import CliResult
-from conch.propose import review_messages
-from conch.providers.local import LocalProvider
+from conch.command.propose import review_messages
+from conch.config.settings import LocalSettings
+from conch.providers.local.provider import LocalProvider
 from conch.providers.openai import OpenAIProvider
-from conch.settings import LocalSettings
 
 pytestmark = pytest.mark.e2e
 

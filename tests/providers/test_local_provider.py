@@ -15,16 +15,16 @@ from typing import Any
 
 import pytest
 
+from conch.command.extract import ONE_LINE_GRAMMAR
+from conch.config.paths import Paths
+from conch.config.settings import AISettings, LocalSettings
 from conch.errors import ConfigError, ProviderError
-from conch.extract import ONE_LINE_GRAMMAR
 from conch.messages import Chunk, GenerationOptions, Message, ToolCall, Usage
-from conch.model_files import embedded_model_path
-from conch.paths import Paths
-from conch.providers import engines
+from conch.providers.local import engines
 from conch.providers.base import Provider, complete, create_provider
-from conch.providers.engines import ChunkCallback, Engine
-from conch.providers.local import LocalProvider, build_request
-from conch.settings import AISettings, LocalSettings
+from conch.providers.local.engines import ChunkCallback, Engine
+from conch.providers.local.model_files import embedded_model_path
+from conch.providers.local.provider import LocalProvider, build_request
 
 ASK = [
     Message("system", "Reply with one shell command only, on one line, no markdown."),

@@ -14,11 +14,11 @@ import keyring
 import keyring.backend
 import pytest
 
+from conch.config.settings import AISettings
 from conch.errors import ConfigError, ProviderError
 from conch.messages import GenerationOptions, Message, ToolCall, Usage
 from conch.providers.base import Provider, complete
 from conch.providers.openai import OpenAIProvider
-from conch.settings import AISettings
 
 KEY = "sk-test-0123456789abcdef"
 HELLO = [Message("system", "be brief"), Message("user", "list files")]

@@ -15,16 +15,16 @@ from conch.cli.environment import Environment
 from conch.cli.status import ExitStatus
 
 if TYPE_CHECKING:
+    from conch.config.paths import Paths
+    from conch.config.settings import Settings
     from conch.daemon.location import Location
-    from conch.paths import Paths
-    from conch.settings import Settings
 
 
 def run_daemon(args: argparse.Namespace, env: Environment) -> int:
     """Dispatch one ``conch daemon`` action."""
+    from conch.config.paths import Paths
+    from conch.config.settings import load_settings
     from conch.daemon.location import Location
-    from conch.paths import Paths
-    from conch.settings import load_settings
 
     paths = Paths.default()
     # No trust question here: an overlay not trusted yet is ignored, as in scripts.

@@ -180,7 +180,7 @@ def _is_daemon_command(args: list[str]) -> bool:
 
 
 def _help(rest: list[str], env: Environment) -> int:
-    from conch.help import render_help
+    from conch.cli.help import render_help
 
     env.stdout.write(render_help(rest[0] if rest else None).rstrip("\n") + "\n")
     return ExitStatus.OK

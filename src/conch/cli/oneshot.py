@@ -21,11 +21,11 @@ from conch.errors import (
 )
 
 if TYPE_CHECKING:
-    from conch.history import HistoryEntry
+    from conch.command.propose import Proposal
+    from conch.config.settings import LoadedSettings, PromptConfig
     from conch.policy import PolicyContext, Verdict
-    from conch.propose import Proposal
     from conch.providers.base import Provider
-    from conch.settings import LoadedSettings, PromptConfig
+    from conch.storage.history import HistoryEntry
 
 _OPS = ("init", "create_prompt", "add_prompt", "list_tools")
 
@@ -115,8 +115,8 @@ def _check_combinations(args: argparse.Namespace) -> None:
 
 
 def _load(args: argparse.Namespace, env: Environment) -> LoadedSettings:
-    from conch.paths import Paths
-    from conch.settings import load_settings
+    from conch.config.paths import Paths
+    from conch.config.settings import load_settings
 
     flags = {
         "ai.provider": args.provider,
@@ -160,7 +160,7 @@ def _note(state: Run, progress: ui.Progress, text: str) -> None:
 
 
 def _prompt_and_request(state: Run, loaded: LoadedSettings) -> tuple[PromptConfig, str, str | None]:
-    from conch.ops import load_prompt_arg
+    from conch.config.edits import load_prompt_arg
 
     words: list[str] = state.args.words
     if len(words) > 1 and words[0].endswith((".yaml", ".yml")):
@@ -170,11 +170,11 @@ def _prompt_and_request(state: Run, loaded: LoadedSettings) -> tuple[PromptConfi
 
 
 def _oneshot(state: Run, loaded: LoadedSettings) -> int:
-    from conch.context import RequestContext, peek_samples, read_capped, scope_dot_listing
-    from conch.generate import explain
-    from conch.paths import Paths
-    from conch.platform import detect_platform
-    from conch.propose import propose
+    from conch.command.generate import explain
+    from conch.command.propose import propose
+    from conch.command.request import RequestContext, peek_samples, read_capped, scope_dot_listing
+    from conch.config.paths import Paths
+    from conch.host.platform import detect_platform
 
     args, env = state.args, state.env
     settings = loaded.settings
@@ -196,7 +196,7 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
     provider = _provider(state, loaded, progress)
     dry_runner = None
     if settings.generation.dry_run and not args.no_dry_run:
-        from conch.dryrun import SandboxDryRunner
+        from conch.execute.dryrun import SandboxDryRunner
 
         dry_runner = SandboxDryRunner(
             env.cwd,
@@ -340,7 +340,7 @@ def _confirm(
     provider: Provider,
 ) -> str:
     """Return the command to run, after whatever confirmation the rules require."""
-    from conch.generate import explain
+    from conch.command.generate import explain
 
     args, env = state.args, state.env
     command = state.command or ""
@@ -398,7 +398,7 @@ def _confirm(
 
 
 def _execute(state: Run, loaded: LoadedSettings, command: str, detected_shell: str) -> int:
-    from conch.execute import expand_words, run_interactive
+    from conch.execute.run import expand_words, run_interactive
     from conch.policy import simple_words
 
     env = state.env
@@ -420,8 +420,8 @@ def _execute(state: Run, loaded: LoadedSettings, command: str, detected_shell: s
 
 
 def _analyze(state: Run, loaded: LoadedSettings) -> int:
-    from conch.generate import analyze
-    from conch.history import History
+    from conch.command.generate import analyze
+    from conch.storage.history import History
 
     env = state.env
     history = History(_state_dir(), loaded.settings.history.max_bytes)
@@ -446,13 +446,13 @@ def _analyze(state: Run, loaded: LoadedSettings) -> int:
 
 
 def _state_dir() -> Path:
-    from conch.paths import Paths
+    from conch.config.paths import Paths
 
     return Paths.default().state_dir
 
 
 def _record(state: Run, loaded: LoadedSettings, code: int) -> None:
-    from conch.history import History, HistoryEntry
+    from conch.storage.history import History, HistoryEntry
 
     if not loaded.settings.history.enabled:
         return

@@ -13,12 +13,12 @@ from conch.errors import ConchError, UsageError
 
 def run_ops(args: argparse.Namespace, env: Environment) -> int:
     """Run the one helper the flags ask for."""
-    from conch.paths import Paths
-    from conch.settings import config_path
+    from conch.config.paths import Paths
+    from conch.config.settings import config_path
 
     path = config_path(env.environ, Paths.default())
     if args.init:
-        from conch.ops import init_config
+        from conch.config.edits import init_config
 
         init_config(path)
         env.stdout.write(f"wrote {path}\n")
@@ -31,7 +31,7 @@ def run_ops(args: argparse.Namespace, env: Environment) -> int:
 
 
 def _create_prompt(values: list[str], env: Environment) -> int:
-    from conch.ops import create_prompt
+    from conch.config.edits import create_prompt
 
     if len(values) > 2:
         raise UsageError("--create-prompt takes a tool name and an optional path")
@@ -42,8 +42,8 @@ def _create_prompt(values: list[str], env: Environment) -> int:
 
 
 def _add_prompt(prompt_path: Path, config: Path, env: Environment) -> int:
-    from conch.ops import Resolution, add_prompt
-    from conch.settings import ToolConfig, load_prompt_config
+    from conch.config.edits import Resolution, add_prompt
+    from conch.config.settings import ToolConfig, load_prompt_config
 
     incoming = load_prompt_config(env.cwd / prompt_path)
     can_ask = env.open_terminal() is not None
@@ -73,7 +73,7 @@ def _add_prompt(prompt_path: Path, config: Path, env: Environment) -> int:
 
 
 def _describe(tool: object) -> str:
-    from conch.settings import ToolConfig
+    from conch.config.settings import ToolConfig
 
     assert isinstance(tool, ToolConfig)
     text = " ".join(tool.config.split())
@@ -85,9 +85,9 @@ def _describe(tool: object) -> str:
 
 
 def _list_tools(prompt_arg: str, config: Path, env: Environment) -> int:
-    from conch.ops import list_tools, load_prompt_arg
-    from conch.paths import Paths
-    from conch.settings import PromptConfig, load_settings
+    from conch.config.edits import list_tools, load_prompt_arg
+    from conch.config.paths import Paths
+    from conch.config.settings import PromptConfig, load_settings
 
     loaded = load_settings(env.environ, Paths.default(), env.cwd)
     sources: list[tuple[str, PromptConfig]] = [

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from filelock import FileLock, Timeout
 
 import conch
+from conch.config.paths import Paths
 from conch.daemon import protocol
 from conch.daemon.location import (
     Location,
@@ -47,13 +48,12 @@ from conch.daemon.location import (
 from conch.daemon.protocol import Channel, ConnectionLost, ProtocolError
 from conch.errors import ConchError, ProviderError
 from conch.messages import Chunk, GenerationOptions, Message
-from conch.model_files import Progress, model_path_for
-from conch.paths import Paths
 from conch.providers.base import likelihood
+from conch.providers.local.model_files import Progress, model_path_for
 
 if TYPE_CHECKING:
+    from conch.config.settings import AISettings, DaemonSettings, LocalSettings
     from conch.providers.base import Provider
-    from conch.settings import AISettings, DaemonSettings, LocalSettings
 
 # The backend new services run. Tests point it at a fake model; nothing else changes it.
 DEFAULT_BACKEND = protocol.LOCAL_BACKEND
@@ -670,7 +670,7 @@ class DaemonProvider:
             raise ProviderError(f"the model service sent a malformed reply ({exc})") from None
 
     def _fall_back(self, reason: str) -> None:
-        from conch.providers.local import LocalProvider
+        from conch.providers.local.provider import LocalProvider
 
         self._note(f"{reason.rstrip('.')}; running the model in this process instead")
         fallback = LocalProvider(self.ai.local, self.paths.cache_dir)

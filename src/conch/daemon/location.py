@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from conch.config.paths import Paths
 from conch.errors import ProviderError
-from conch.paths import Paths
 
 SOCKET_NAME = "conch.sock"
 PID_NAME = "conch.pid"

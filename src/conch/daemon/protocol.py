@@ -34,7 +34,7 @@ from conch import errors
 from conch.messages import Chunk, GenerationOptions, Message, Role, ToolCall, Usage
 
 if TYPE_CHECKING:
-    from conch.settings import LocalSettings
+    from conch.config.settings import LocalSettings
 
 # Raised whenever a message changes shape, so a service of the old shape is replaced rather
 # than sent what it cannot read (2: generation options carry ``end_bias``; 3: ``likelihood``).

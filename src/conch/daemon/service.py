@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import conch
+from conch.config.settings import LocalSettings
 from conch.daemon import protocol
 from conch.daemon.location import (
     ServiceUnavailable,
@@ -39,7 +40,6 @@ from conch.daemon.protocol import Channel, ConnectionLost, ProtocolError
 from conch.errors import ConchError, ProviderError
 from conch.messages import GenerationOptions, Message
 from conch.providers.base import Provider, likelihood
-from conch.settings import LocalSettings
 
 log = logging.getLogger("conch.daemon")
 # What a request parses into before its work runs (``Service._request``).
@@ -63,7 +63,7 @@ class _Stopping(Exception):
 
 def local_backend(settings: LocalSettings, cache_dir: Path) -> Provider:
     """conch's own in-process provider: llama.cpp on ``settings.model_path``."""
-    from conch.providers.local import LocalProvider
+    from conch.providers.local.provider import LocalProvider
 
     return LocalProvider(settings, cache_dir)
 
@@ -537,7 +537,7 @@ def _error(text: str) -> dict[str, Any]:
 
 
 def _write_private(path: Path, text: str) -> None:
-    from conch.storage import atomic_write_text
+    from conch.storage.files import atomic_write_text
 
     atomic_write_text(path, text, mode=0o600)
 

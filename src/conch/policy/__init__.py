@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from conch.policy.classify import Risk, classify, highest, redirect_risk
+from conch.policy.commands import analyse
 from conch.policy.denylist import catastrophes, textual_catastrophe
-from conch.policy.extract import analyse
 from conch.policy.model import Analysis
 from conch.policy.parse import simple_words
 from conch.policy.sandbox import path_args, sandbox_violations

@@ -9,7 +9,7 @@ from conch.errors import ConfigError
 from conch.messages import Chunk, GenerationOptions, Message, Response, ToolCall, Usage
 
 if TYPE_CHECKING:
-    from conch.settings import AISettings, DaemonSettings
+    from conch.config.settings import AISettings, DaemonSettings
 
 
 @runtime_checkable

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from conch.config.settings import AISettings, DaemonSettings
     from conch.providers.base import Provider, ProviderFactory
-    from conch.settings import AISettings, DaemonSettings
 
 
 def _local(settings: AISettings) -> Provider:
@@ -23,7 +23,7 @@ def local_provider(settings: AISettings, daemon: DaemonSettings | None = None) -
         from conch.daemon.client import DaemonProvider
 
         return DaemonProvider.from_settings(settings, daemon)
-    from conch.providers.local import LocalProvider
+    from conch.providers.local.provider import LocalProvider
 
     return LocalProvider.from_settings(settings)
 

@@ -15,12 +15,12 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
+from conch.config.credentials import lookup_secret, redact
 from conch.errors import ConfigError, ProviderError
 from conch.messages import Chunk, GenerationOptions, Message, ToolCall, Usage
-from conch.secrets import lookup_secret, redact
 
 if TYPE_CHECKING:
-    from conch.settings import AISettings
+    from conch.config.settings import AISettings
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"

@@ -12,7 +12,7 @@ from conch.errors import ProviderError
 from conch.messages import Chunk, GenerationOptions, Message, ToolCall, Usage
 
 if TYPE_CHECKING:
-    from conch.settings import AISettings
+    from conch.config.settings import AISettings
 
 Reply = str | ToolCall | BaseException
 ReplyFunction = Callable[[Sequence[Message], GenerationOptions], Reply]

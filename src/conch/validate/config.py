@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from conch.settings import DEFAULT_SKIP_COMMANDS, ValidationSettings
+from conch.config.settings import DEFAULT_SKIP_COMMANDS, ValidationSettings
 
 __all__ = ["DEFAULT_SKIP_COMMANDS", "ValidationSettings", "coerce_settings"]
 

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from conch.storage import atomic_write_text
+from conch.storage.files import atomic_write_text
 from conch.validate.config import ValidationSettings, coerce_settings
 from conch.validate.options import build_index
 from conch.validate.probe import PROBE_TIMEOUT_S, ProbeResult, probe_env, run_probe

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from conch.policy.extract import analyse
+from conch.policy.commands import analyse
 from conch.policy.model import Invocation
 from conch.policy.parse import ParseFailure, parse_tree
 from conch.policy.wrappers import SHELLS, WRAPPERS, is_interpreter, unwrap

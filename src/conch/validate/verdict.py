@@ -14,10 +14,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conch.command.extract import extract_command
 from conch.errors import ModelOutputError
-from conch.extract import extract_command
+from conch.host.platform import PlatformContext
 from conch.messages import Chunk, GenerationOptions, Message
-from conch.platform import PlatformContext
 from conch.policy import PolicyContext, Verdict, assess
 from conch.providers.base import Provider, complete
 from conch.validate.config import ValidationSettings, coerce_settings

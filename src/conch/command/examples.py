@@ -116,7 +116,9 @@ def parse_examples(text: str) -> tuple[Example, ...]:
 
 
 def _read(name: str) -> tuple[Example, ...]:
-    return parse_examples(resources.files("conch").joinpath(f"data/{name}").read_text("utf-8"))
+    return parse_examples(
+        resources.files("conch.command").joinpath(f"data/{name}").read_text("utf-8")
+    )
 
 
 @lru_cache(maxsize=1)

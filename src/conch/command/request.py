@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conch.command.examples import Example
+from conch.config.settings import PromptConfig
 from conch.errors import InputError
-from conch.examples import Example
 from conch.messages import Message
-from conch.settings import PromptConfig
 
 PEEK_MAX_BYTES = 16384
 SCOPE_DOT_MAX_BYTES = 4096

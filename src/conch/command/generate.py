@@ -8,14 +8,14 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from conch.context import RequestContext, build_messages
+from conch.command.examples import Example, nearest
+from conch.command.extract import ONE_LINE_GRAMMAR, extract_command
+from conch.command.request import RequestContext, build_messages
+from conch.config.settings import PromptConfig, ValidationSettings
 from conch.errors import ModelOutputError
-from conch.examples import Example, nearest
-from conch.extract import ONE_LINE_GRAMMAR, extract_command
-from conch.history import HistoryEntry
 from conch.messages import Chunk, GenerationOptions, Message, Usage
 from conch.providers.base import Provider, complete
-from conch.settings import PromptConfig, ValidationSettings
+from conch.storage.history import HistoryEntry
 
 EXPLAINER_PROMPT = (
     "You are a shell and tool usage explainer. Explain what the given command will do on the "
@@ -75,11 +75,11 @@ def generate(
     ``few_shot`` worked examples nearest to the request are shown first; with a tool
     whitelist, only examples that use allowed tools. ``failed`` is a ``(command, error)``
     pair from an earlier attempt: the model is shown it and asked for a corrected command.
-    ``hints`` (see ``conch.whatis.program_hints``) and ``documentation`` (see
+    ``hints`` (see ``conch.host.whatis.program_hints``) and ``documentation`` (see
     ``documentation_for``) end the system prompt, in that order. ``examples_skip`` shows the
     next ``few_shot`` examples instead, after skipping that many of the nearest.
     ``end_bias`` favours ending the command once it is complete (``generation.brevity``).
-    ``find`` looks the examples up instead of ``conch.examples.nearest`` (``generation.review``).
+    ``find`` looks the examples up instead of ``conch.command.examples.nearest`` (``generation.review``).
     """
     messages = build_messages(
         prompt,

@@ -3,7 +3,7 @@
 Precedence, highest first: command-line flags > environment > trusted project overlay
 (``.conch.yaml``) > user config file > built-in defaults. Secrets are never part of settings:
 the config names the environment variable that holds a key, and the key itself is looked up at
-the moment a provider needs it (see ``conch.secrets``).
+the moment a provider needs it (see ``conch.config.credentials``).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from conch.config.paths import Paths
 from conch.errors import ConfigError
-from conch.paths import Paths
 
 DEFAULT_META_PROMPT = (
     "You are conch, an expert at the Unix shell. Translate the user's request into exactly one "
@@ -324,7 +324,7 @@ def trusted_overlays(paths: Paths) -> dict[str, str]:
 
 def trust_overlay(paths: Paths, overlay: Path) -> None:
     """Pin trust in ``overlay`` at its current content."""
-    from conch.storage import atomic_write_text
+    from conch.storage.files import atomic_write_text
 
     store = trusted_overlays(paths)
     store[str(overlay.resolve())] = file_digest(overlay)

@@ -4,7 +4,7 @@
 programs on ``PATH`` among them form an index that is right for this machine by
 construction: "display a tree of processes" finds ``pstree`` only where it is installed. The
 index is built once and cached on disk (keyed by ``PATH``), and searched with BM25 over each
-program's name and description (``conch.examples.rank``).
+program's name and description (``conch.command.examples.rank``).
 
 With ``generation.program_hints`` above 0, the best matches are named at the end of the
 system prompt; it is off by default (see the README's measured table).
@@ -22,8 +22,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from conch.examples import rank
-from conch.storage import atomic_write_text
+from conch.command.examples import rank
+from conch.storage.files import atomic_write_text
 
 HINTS_PROMPT = "Programs on this machine whose manual pages match the request:\n"
 CACHE_FILE = "whatis.json"

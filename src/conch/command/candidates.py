@@ -1,6 +1,6 @@
 """Choosing among candidate commands by what their dry runs did.
 
-Each candidate is dry-run (see ``conch.dryrun``) and sorted into an outcome: it printed
+Each candidate is dry-run (see ``conch.execute.dryrun``) and sorted into an outcome: it printed
 something (``ok``), it tried to change files (``wrote``, which a read-only dry run cannot
 judge), it printed nothing, it complained on stderr (``warned``), or it failed (an error exit
 with a message, or a timeout). A command that tried to write and was run again in a throwaway
@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from conch.dryrun import DryRun
+from conch.execute.dryrun import DryRun
 from conch.policy import Decision, Verdict
 
 _SPACES = re.compile(r"[ \t]+")
@@ -40,7 +40,9 @@ class Trial:
     verdict: Verdict
     dry_run: DryRun | None = None
     source: str = "greedy"  # greedy | sample | repair
-    examples: str = "shipped"  # how its worked examples were found (conch.examples.RETRIEVALS)
+    examples: str = (
+        "shipped"  # how its worked examples were found (conch.command.examples.RETRIEVALS)
+    )
     likelihood: float | None = None  # the review's score, when it chose among answers
 
     @property

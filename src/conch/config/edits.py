@@ -10,8 +10,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from conch.errors import ConchError, ConfigError, UsageError
-from conch.settings import (
+from conch.config.settings import (
     PromptConfig,
     Settings,
     ToolConfig,
@@ -19,7 +18,8 @@ from conch.settings import (
     starter_config,
     validate_file_data,
 )
-from conch.storage import atomic_write_text
+from conch.errors import ConchError, ConfigError, UsageError
+from conch.storage.files import atomic_write_text
 
 
 def init_config(path: Path) -> None:
@@ -178,12 +178,12 @@ def load_prompt_arg(name: str, cwd: Path) -> tuple[PromptConfig, str]:
 
     Returns the config and a label saying where it came from.
     """
-    from conch.settings import load_prompt_config
+    from conch.config.settings import load_prompt_config
 
     path = cwd / name
     if path.exists():
         return load_prompt_config(path), str(path)
-    from conch.prompts import builtin_prompt
+    from conch.command.prompts import builtin_prompt
 
     text = builtin_prompt(name)
     if text is None:

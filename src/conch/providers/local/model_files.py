@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any
 from filelock import FileLock, Timeout
 
 from conch.errors import ConfigError
-from conch.storage import atomic_write_text
+from conch.storage.files import atomic_write_text
 
 if TYPE_CHECKING:
-    from conch.settings import LocalSettings
+    from conch.config.settings import LocalSettings
 
 Progress = Callable[[str, float | None], None]
 

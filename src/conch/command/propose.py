@@ -12,17 +12,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conch.candidates import RANK, Trial, choose, is_doubtful
-from conch.context import RequestContext
-from conch.dryrun import DryRunner
+from conch.command.candidates import RANK, Trial, choose, is_doubtful
+from conch.command.examples import RETRIEVALS, retrieval
+from conch.command.generate import Find, Generated, documentation_for, generate
+from conch.command.request import RequestContext
+from conch.config.settings import PromptConfig, Settings
 from conch.errors import ConchError, ModelOutputError
-from conch.examples import RETRIEVALS, retrieval
-from conch.generate import Find, Generated, documentation_for, generate
+from conch.execute.dryrun import DryRunner
+from conch.host.platform import PlatformContext
 from conch.messages import Chunk, Message
-from conch.platform import PlatformContext
 from conch.policy import Decision, PolicyContext, Verdict, assess
 from conch.providers.base import Provider, likelihood
-from conch.settings import PromptConfig, Settings
 from conch.validate import ValidationResult, recheck, validate
 
 # A sampled candidate that runs longer than this is rambling, not a better command.
@@ -84,7 +84,7 @@ def propose(
 
     With a ``dry_runner`` (and ``generation.dry_run``), the greedy answer is dry-run; when
     that gives reason for doubt (or ``generation.sample_when: always``), more candidates are
-    sampled and dry-run, and ``conch.candidates.choose`` picks one by outcome and vote. If the
+    sampled and dry-run, and ``conch.command.candidates.choose`` picks one by outcome and vote. If the
     chosen one still fails, the model is shown the error once and asked for a repair.
     With ``generation.review`` above 1, that whole answer is made again with worked examples
     found other ways, and the best dry run, then the model's likelihood of the request,
@@ -97,7 +97,7 @@ def propose(
     )
     hints = ""
     if gen.program_hints:
-        from conch.whatis import program_hints
+        from conch.host.whatis import program_hints
 
         hints = program_hints(ctx.request, gen.program_hints, cache_dir=cache_dir)
 
@@ -244,7 +244,7 @@ def _review(
     on_stage: Callable[[str], None] | None,
 ) -> tuple[list[_Answer], int]:
     """``generation.review``: up to ``count`` answers, each made with worked examples found a
-    different way (``conch.examples.RETRIEVALS``), and the index of the best: never one the
+    different way (``conch.command.examples.RETRIEVALS``), and the index of the best: never one the
     policy rejects over one it does not, nor one whose dry run went worse (``RANK``: failed
     below printed nothing or complained, below worked) over one whose run went better; among
     the rest, the one whose command makes the user's request likeliest as its description

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conch.storage import atomic_write_text
+from conch.storage.files import atomic_write_text
 
 CACHE_FILE = "platform.json"
 _CACHE_VERSION = 2

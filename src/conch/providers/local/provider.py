@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 from conch.errors import ConchError, ProviderError
 from conch.messages import Chunk, GenerationOptions, Message, ToolCall, Usage
-from conch.model_files import Progress, model_path_for
-from conch.providers.engines import Engine, error_message, open_engine
+from conch.providers.local.engines import Engine, error_message, open_engine
+from conch.providers.local.model_files import Progress, model_path_for
 
 if TYPE_CHECKING:
-    from conch.settings import AISettings, LocalSettings
+    from conch.config.settings import AISettings, LocalSettings
 
 EngineFactory = Callable[[str, Path, int, int | None], Engine]
 
@@ -114,7 +114,7 @@ class LocalProvider:
     @classmethod
     def from_settings(cls, settings: AISettings) -> LocalProvider:
         """A provider for ``ai.local``; loads nothing until the first request."""
-        from conch.paths import Paths
+        from conch.config.paths import Paths
 
         return cls(settings.local, Paths.default().cache_dir)
 
