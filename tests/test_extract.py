@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from conch.command.extract import extract_command
 from conch.errors import ModelOutputError
+from conch.validate.extract import extract_command
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from conch.cli.help import TOPICS, render_help, topic_summaries
-from conch.command.prompts import builtin_prompt, builtin_prompt_names
+from conch.config.prompts import builtin_prompt, builtin_prompt_names
 from conch.config.settings import PromptConfig
 from conch.errors import UsageError
 
@@ -83,8 +83,8 @@ def test_an_unknown_topic_raises_a_usage_error_naming_it() -> None:
 
 def test_importing_help_does_not_import_yaml_or_pydantic() -> None:
     code = (
-        "import sys, conch.cli.help, conch.command.prompts; conch.cli.help.render_help('config'); "
-        "conch.command.prompts.builtin_prompt('jq'); "
+        "import sys, conch.cli.help, conch.config.prompts; conch.cli.help.render_help('config'); "
+        "conch.config.prompts.builtin_prompt('jq'); "
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in {'yaml', 'pydantic'}); "
         "print(','.join(heavy))"
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conch.host.whatis import CACHE_FILE, HINTS_PROMPT, program_hints, whatis_index
+from conch.command.whatis import CACHE_FILE, HINTS_PROMPT, program_hints, whatis_index
 
 needs_man = pytest.mark.skipif(
     shutil.which("man") is None or shutil.which("pstree") is None,

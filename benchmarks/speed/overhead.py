@@ -39,7 +39,7 @@ REQUESTS = [
 
 def conch_requests() -> list[tuple[list[Any], Any]]:
     """(messages, options) exactly as conch's one-shot path builds them."""
-    from conch.command.extract import ONE_LINE_GRAMMAR
+    from conch.validate.extract import ONE_LINE_GRAMMAR
     from conch.command.generate import select_examples
     from conch.command.request import RequestContext, build_messages
     from conch.config.paths import Paths

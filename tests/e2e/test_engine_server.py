@@ -8,7 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conch.command.extract import ONE_LINE_GRAMMAR
+from conch.validate.extract import ONE_LINE_GRAMMAR
 from conch.messages import GenerationOptions, Message
 from conch.providers.base import complete
 from conch.providers.local.engines import gguf_end_token

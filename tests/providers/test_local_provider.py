@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conch.command.extract import ONE_LINE_GRAMMAR
+from conch.validate.extract import ONE_LINE_GRAMMAR
 from conch.config.paths import Paths
 from conch.config.settings import AISettings, LocalSettings
 from conch.errors import ConfigError, ProviderError

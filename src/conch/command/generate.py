@@ -9,13 +9,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from conch.command.examples import Example, nearest
-from conch.command.extract import ONE_LINE_GRAMMAR, extract_command
 from conch.command.request import RequestContext, build_messages
 from conch.config.settings import PromptConfig, ValidationSettings
 from conch.errors import ModelOutputError
 from conch.messages import Chunk, GenerationOptions, Message, Usage
 from conch.providers.base import Provider, complete
 from conch.storage.history import HistoryEntry
+from conch.validate.extract import ONE_LINE_GRAMMAR, extract_command
 
 EXPLAINER_PROMPT = (
     "You are a shell and tool usage explainer. Explain what the given command will do on the "
@@ -75,7 +75,7 @@ def generate(
     ``few_shot`` worked examples nearest to the request are shown first; with a tool
     whitelist, only examples that use allowed tools. ``failed`` is a ``(command, error)``
     pair from an earlier attempt: the model is shown it and asked for a corrected command.
-    ``hints`` (see ``conch.host.whatis.program_hints``) and ``documentation`` (see
+    ``hints`` (see ``conch.command.whatis.program_hints``) and ``documentation`` (see
     ``documentation_for``) end the system prompt, in that order. ``examples_skip`` shows the
     next ``few_shot`` examples instead, after skipping that many of the nearest.
     ``end_bias`` favours ending the command once it is complete (``generation.brevity``).

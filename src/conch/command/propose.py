@@ -97,7 +97,7 @@ def propose(
     )
     hints = ""
     if gen.program_hints:
-        from conch.host.whatis import program_hints
+        from conch.command.whatis import program_hints
 
         hints = program_hints(ctx.request, gen.program_hints, cache_dir=cache_dir)
 

@@ -183,7 +183,7 @@ def load_prompt_arg(name: str, cwd: Path) -> tuple[PromptConfig, str]:
     path = cwd / name
     if path.exists():
         return load_prompt_config(path), str(path)
-    from conch.command.prompts import builtin_prompt
+    from conch.config.prompts import builtin_prompt
 
     text = builtin_prompt(name)
     if text is None:

@@ -14,13 +14,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conch.command.extract import extract_command
 from conch.errors import ModelOutputError
 from conch.host.platform import PlatformContext
 from conch.messages import Chunk, GenerationOptions, Message
 from conch.policy import PolicyContext, Verdict, assess
 from conch.providers.base import Provider, complete
 from conch.validate.config import ValidationSettings, coerce_settings
+from conch.validate.extract import extract_command
 from conch.validate.helptext import PolicyCheck, collect_help
 from conch.validate.render import render_help
 from conch.validate.static import programs, static_check, used_options
