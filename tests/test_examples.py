@@ -47,11 +47,11 @@ def test_whitelist_keeps_only_examples_using_allowed_tools() -> None:
 
 
 def test_file_names_and_paths_count_by_their_extensions_only() -> None:
-    from conch.command.examples import _terms
+    from conch.command.examples import terms
 
-    assert _terms("extract the tar.gz archive") == ["extract", "tar", "gz", "archive"]
-    assert _terms("count lines of setup_nl2b_fs_1.sh in /var/log/app") == ["count", "lin", "sh"]
-    assert _terms("list '*.php' files") == ["list", "php", "fil"]
+    assert terms("extract the tar.gz archive") == ["extract", "tar", "gz", "archive"]
+    assert terms("count lines of setup_nl2b_fs_1.sh in /var/log/app") == ["count", "lin", "sh"]
+    assert terms("list '*.php' files") == ["list", "php", "fil"]
 
 
 def test_a_file_name_in_the_request_does_not_pull_in_examples_about_other_files() -> None:

@@ -93,7 +93,9 @@ def _name_to_words(match: re.Match[str]) -> str:
     return f" {' '.join(kept)} "
 
 
-def _terms(text: str) -> list[str]:
+def terms(text: str) -> list[str]:
+    """The words retrieval compares: lower-cased, stemmed, stop words out, a file name or path
+    reduced to its extension."""
     text = _NAME.sub(_name_to_words, text)
     return [_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP]
 
@@ -135,10 +137,10 @@ def larger_corpus() -> tuple[Example, ...]:
 
 
 class Bm25:
-    """BM25 over a fixed list of texts (terms as ``_terms`` makes them)."""
+    """BM25 over a fixed list of texts (terms as ``terms`` makes them)."""
 
     def __init__(self, texts: list[str]) -> None:
-        self.docs = [Counter(_terms(text)) for text in texts]
+        self.docs = [Counter(terms(text)) for text in texts]
         df: Counter[str] = Counter()
         for doc in self.docs:
             df.update(doc.keys())
@@ -149,7 +151,7 @@ class Bm25:
     def scores(self, query_text: str, ignore: frozenset[str] = frozenset()) -> list[float]:
         """Every text's BM25 score for ``query_text`` (0 when no term is shared); terms in
         ``ignore`` do not count."""
-        query = set(_terms(query_text)) - ignore
+        query = set(terms(query_text)) - ignore
         out = []
         for doc in self.docs:
             length = sum(doc.values())
@@ -184,7 +186,7 @@ class Retrieval:
         self.examples = examples
         self.unasked = unasked
         self.index = index or Bm25([_indexed_text(e) for e in examples])
-        self.asks = [frozenset(_terms(e.request)) for e in examples] if unasked else []
+        self.asks = [frozenset(terms(e.request)) for e in examples] if unasked else []
 
     def nearest(self, request: str, k: int = 4) -> list[Example]:
         """The ``k`` examples most similar to ``request``, most similar last.
@@ -193,7 +195,7 @@ class Retrieval:
         """
         if k <= 0:
             return []
-        query = set(_terms(request))
+        query = set(terms(request))
         idf = self.index.idf
         scored = [
             (s - self.unasked * sum(idf[t] for t in self.asks[i] - query) if self.unasked else s, i)
