@@ -8,7 +8,7 @@ import pytest
 
 from cliutil import DEBIAN, needs_bwrap
 from conch.command.candidates import Trial, choose, is_doubtful
-from conch.command.propose import propose
+from conch.command.propose import Pipeline
 from conch.command.request import RequestContext
 from conch.config.settings import Settings
 from conch.errors import ProviderError
@@ -143,16 +143,8 @@ def run_propose(
     provider: ScriptedProvider, runner: DryRunner | None, **generation: object
 ) -> object:
     settings = Settings.model_validate({"generation": generation, "validation": {"enabled": False}})
-    return propose(
-        provider,
-        settings.default_prompt,
-        PLATFORM,
-        RequestContext(request="sort sizes.txt by size"),
-        settings,
-        UNSAFE,
-        Path("/nonexistent"),
-        dry_runner=runner,
-    )
+    pipeline = Pipeline(provider, settings, PLATFORM, UNSAFE, None, Path("/nonexistent"), runner)
+    return pipeline.propose(RequestContext(request="sort sizes.txt by size"))
 
 
 def test_a_good_greedy_answer_costs_no_extra_model_call() -> None:

@@ -73,14 +73,15 @@ def test_documentation_covers_the_programs_of_the_nearest_examples(tmp_path: Pat
 
 
 def test_documentation_ends_the_system_prompt_and_the_request_comes_last() -> None:
-    from conch.command.generate import DOCUMENTATION_PROMPT, generate
+    from conch.command.generate import DOCUMENTATION_PROMPT, Ask, generate
     from conch.command.request import RequestContext
     from conch.providers import ScriptedProvider
 
     provider = ScriptedProvider.of("wc -l notes.txt")
     prompt = PromptConfig()
     ctx = RequestContext(request="count the lines in notes.txt")
-    generated = generate(provider, prompt, "Linux", ctx, documentation="## wc\nUsage: wc")
+    ask = Ask(prompt, "Linux", ctx, documentation="## wc\nUsage: wc")
+    generated = generate(provider, ask)
     assert generated.command == "wc -l notes.txt"
     system, last = provider.sent[0].messages[0], provider.sent[0].messages[-1]
     assert (last.role, last.content) == ("user", "count the lines in notes.txt")

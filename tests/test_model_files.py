@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import sys
 import threading
-import time
 import types
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from conch.config.settings import LocalSettings
 from conch.errors import ConfigError
 from conch.providers.local import model_files
 from conch.providers.local.model_files import (
+    ModelParts,
     assemble,
     embedded_model_path,
     is_assembled,
@@ -60,21 +60,16 @@ def test_assembles_in_order_and_reports_progress(tmp_path: Path) -> None:
     assert leftovers(dest.parent) == []
 
 
-def test_second_call_reuses_the_file_without_copying(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_second_call_reuses_the_file_without_copying(tmp_path: Path) -> None:
     parts = make_parts(tmp_path / "parts")
     dest = tmp_path / "models" / "m.gguf"
     assemble(parts, dest, digest())
     before = dest.stat().st_mtime_ns
-
-    def no_copy(*args: object) -> None:
-        raise AssertionError("the model was copied again")
-
-    monkeypatch.setattr(model_files, "_copy_verified", no_copy)
     for part in parts:
-        part.unlink()  # reuse must not even look at the parts
-    assert assemble(parts, dest, digest()) == dest
+        part.unlink()  # reuse must not even look at the parts: copying now would fail
+    seen: list[tuple[str, float | None]] = []
+    assert assemble(parts, dest, digest(), lambda w, f: seen.append((w, f))) == dest
+    assert seen == []
     assert dest.stat().st_mtime_ns == before
 
 
@@ -127,10 +122,15 @@ def test_concurrent_assembler_waits_on_the_lock(tmp_path: Path) -> None:
     dest.parent.mkdir(parents=True)
     seen: list[tuple[str, float | None]] = []
     result: list[Path | BaseException] = []
+    waiting = threading.Event()
+
+    def told(what: str, fraction: float | None) -> None:
+        seen.append((what, fraction))
+        waiting.set()
 
     def second() -> None:
         try:
-            result.append(assemble(parts, dest, digest(), lambda w, f: seen.append((w, f))))
+            result.append(assemble(parts, dest, digest(), told))
         except BaseException as exc:
             result.append(exc)
 
@@ -138,11 +138,10 @@ def test_concurrent_assembler_waits_on_the_lock(tmp_path: Path) -> None:
     with FileLock(str(dest) + ".lock"):
         thread = threading.Thread(target=second, daemon=True)
         thread.start()
-        time.sleep(0.5)
+        assert waiting.wait(10), "the second assembler never said it was waiting"
         assert thread.is_alive(), "the second assembler did not wait for the lock"
         assert not dest.exists()
-        assemble_unlocked = model_files._copy_verified
-        assemble_unlocked(parts, dest, digest(), sum(len(c) for c in CONTENTS), None)
+        dest.write_bytes(b"".join(CONTENTS))
         model_files.sidecar_path(dest).write_text(
             f'{{"sha256": "{digest()}", "size": {dest.stat().st_size}}}\n', encoding="utf-8"
         )
@@ -154,29 +153,32 @@ def test_concurrent_assembler_waits_on_the_lock(tmp_path: Path) -> None:
 
 def install_fake_parts(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, count: int, missing: int | None = None
-) -> list[bytes]:
+) -> tuple[list[bytes], ModelParts]:
+    """Part modules like the model's own, importable for the test; the model they make."""
     contents = [bytes([65 + i]) * (100 + i) for i in range(count)]
-    parts = make_parts(tmp_path / "site", contents)
+    files = make_parts(tmp_path / "site", contents)
     prefix = "conch_fake_model_part"
-    for index, part in enumerate(parts, 1):
+    for index, part in enumerate(files, 1):
         if index == missing:
             monkeypatch.delitem(sys.modules, f"{prefix}{index}", raising=False)
             continue
         module = types.ModuleType(f"{prefix}{index}")
         module.get_part_path = lambda part=part: str(part)  # type: ignore[attr-defined]
         monkeypatch.setitem(sys.modules, f"{prefix}{index}", module)
-    monkeypatch.setattr(model_files, "PART_MODULE_PREFIX", prefix)
-    monkeypatch.setattr(model_files, "PART_COUNT", count)
-    monkeypatch.setattr(model_files, "MODEL_SHA256", digest(contents))
-    monkeypatch.setattr(model_files, "MODEL_SIZE", sum(len(c) for c in contents))
-    return contents
+    parts = ModelParts(
+        sha256=digest(contents),
+        size=sum(len(c) for c in contents),
+        module_prefix=prefix,
+        count=count,
+    )
+    return contents, parts
 
 
 def test_embedded_model_path_assembles_from_part_modules(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    contents = install_fake_parts(monkeypatch, tmp_path, 3)
-    path = embedded_model_path(tmp_path / "cache")
+    contents, parts = install_fake_parts(monkeypatch, tmp_path, 3)
+    path = embedded_model_path(tmp_path / "cache", parts=parts)
     assert path == tmp_path / "cache" / "models" / model_files.MODEL_FILENAME
     assert path.read_bytes() == b"".join(contents)
     record = model_files.sidecar_path(path).read_text(encoding="utf-8")
@@ -187,9 +189,9 @@ def test_embedded_model_path_assembles_from_part_modules(
 def test_missing_part_module_gives_the_pip_hint(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    install_fake_parts(monkeypatch, tmp_path, 3, missing=2)
+    _, parts = install_fake_parts(monkeypatch, tmp_path, 3, missing=2)
     with pytest.raises(ConfigError) as caught:
-        embedded_model_path(tmp_path / "cache")
+        embedded_model_path(tmp_path / "cache", parts=parts)
     assert "pip install 'conch[local]'" in str(caught.value)
     assert "ai.local.model_path" in str(caught.value)
     assert not (tmp_path / "cache" / "models" / model_files.MODEL_FILENAME).exists()
@@ -211,6 +213,6 @@ def test_missing_model_path_names_the_key(tmp_path: Path) -> None:
 def test_model_path_for_uses_the_embedded_model(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    install_fake_parts(monkeypatch, tmp_path, 2)
-    path = model_path_for(LocalSettings(), tmp_path / "cache")
+    _, parts = install_fake_parts(monkeypatch, tmp_path, 2)
+    path = model_path_for(LocalSettings(), tmp_path / "cache", parts=parts)
     assert path.name == model_files.MODEL_FILENAME

@@ -97,7 +97,7 @@ def test_this_machines_manual_pages_find_pstree_for_a_process_tree(tmp_path: Pat
 
 
 def test_hints_end_the_system_prompt_before_any_documentation() -> None:
-    from conch.command.generate import DOCUMENTATION_PROMPT, generate
+    from conch.command.generate import DOCUMENTATION_PROMPT, Ask, generate
     from conch.command.request import RequestContext
     from conch.config.settings import PromptConfig
     from conch.providers import ScriptedProvider
@@ -105,7 +105,7 @@ def test_hints_end_the_system_prompt_before_any_documentation() -> None:
     provider = ScriptedProvider.of("pstree")
     ctx = RequestContext(request="show the process tree")
     hints = HINTS_PROMPT + "pstree - display a tree of processes"
-    generate(provider, PromptConfig(), "Linux", ctx, documentation="## pstree", hints=hints)
+    generate(provider, Ask(PromptConfig(), "Linux", ctx, documentation="## pstree", hints=hints))
     system = provider.sent[0].messages[0].content
     assert system.endswith(hints + "\n\n" + DOCUMENTATION_PROMPT + "## pstree")
     assert provider.sent[0].messages[-1].content == "show the process tree"

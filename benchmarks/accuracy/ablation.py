@@ -6,7 +6,6 @@ Each variant is conch's own ``propose`` call with settings overridden as a confi
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 from benchmarks.accuracy.candidate import Candidate, Task
@@ -14,7 +13,6 @@ from benchmarks.accuracy.conch_tool import (
     ConchGenerator,
     FixtureDryRunner,
     conch_candidate,
-    examples_found_by,
 )
 
 _NO_DRY_RUN: dict[str, Any] = {"dry_run": False}
@@ -92,5 +90,6 @@ class ConchVariant(ConchGenerator):
         root = self.roots.get(task.fs)
         scratch = self.overrides.get("generation", {}).get("dry_run_scratch", True)
         runner = FixtureDryRunner(root, task, scratch=scratch) if root is not None else None
-        with examples_found_by(self.nearest) if self.nearest else contextlib.nullcontext():
-            return conch_candidate(self.provider, task.nl, runner, self.overrides, task.shell)
+        return conch_candidate(
+            self.provider, task.nl, runner, self.overrides, task.shell, self.nearest
+        )

@@ -10,13 +10,12 @@ directory, ``/``, and small). conch never sees the reference commands or their o
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -106,36 +105,23 @@ def task_platform(shell: str) -> PlatformContext:
         shutil.rmtree(links, ignore_errors=True)
 
 
-@contextlib.contextmanager
-def examples_found_by(nearest: Callable[[str, int], list[Example]]) -> Iterator[None]:
-    """conch finds its worked examples with ``nearest`` inside the block (the ablation
-    variants that change how examples are found)."""
-    import conch.command.generate
-
-    original: Any = conch.command.generate.nearest
-    conch.command.generate.nearest = nearest  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        conch.command.generate.nearest = original
-
-
 def conch_candidate(
     provider: Provider,
     request: str,
     dry_runner: DryRunner | None = None,
     overrides: dict[str, Any] | None = None,
     shell: str = "/bin/bash",
+    find: Callable[[str, int], list[Example]] | None = None,
 ) -> Candidate:
     """conch's answer to ``request``, as ``conch --print --unsafe REQUEST`` would produce it.
 
-    This is the one place the benchmark enters conch: ``conch.command.propose.propose``, the same call
+    This is the one place the benchmark enters conch: ``conch.command.propose.Pipeline``, the same pipeline
     the CLI makes, with the default settings, the platform description of the machine the
     task stands for (``task_platform`` of the task's ``shell``), and dry runs in
     ``dry_runner`` (the task's tree). ``overrides`` (nested like the config file) change
-    settings for the ablation variants.
+    settings for the ablation variants, and ``find`` how worked examples are found.
     """
-    from conch.command.propose import propose
+    from conch.command.propose import Pipeline
     from conch.command.request import RequestContext
     from conch.config.paths import Paths
     from conch.config.settings import Settings
@@ -145,16 +131,16 @@ def conch_candidate(
     cache = Paths.default().cache_dir
     started = time.monotonic()
     try:
-        proposal = propose(
+        pipeline = Pipeline(
             provider,
-            settings.default_prompt,
-            task_platform(shell),
-            RequestContext(request=request),
             settings,
+            task_platform(shell),
             PolicyContext(unsafe=True),
-            cache,
+            cache_dir=cache,
             dry_runner=dry_runner,
+            find=find,
         )
+        proposal = pipeline.propose(RequestContext(request=request))
     except ModelOutputError as exc:
         seconds = time.monotonic() - started
         message = str(exc)

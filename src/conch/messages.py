@@ -9,12 +9,60 @@ Role = Literal["system", "user", "assistant", "tool"]
 
 
 @dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool offered to the model: its name, what it does, and its parameters' JSON schema."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+
+    def to_openai(self) -> dict[str, Any]:
+        """The tool in the OpenAI chat-completions ``tools`` shape."""
+        function: dict[str, Any] = {"name": self.name, "parameters": self.parameters}
+        if self.description:
+            function["description"] = self.description
+        return {"type": "function", "function": function}
+
+    @classmethod
+    def from_openai(cls, data: Any) -> ToolSpec:
+        """A tool back from the OpenAI ``tools`` shape; ValueError when it is not one."""
+        try:
+            function = data["function"]
+            name = function["name"]
+            parameters = function.get("parameters") or {"type": "object", "properties": {}}
+            description = function.get("description") or ""
+        except (KeyError, TypeError, AttributeError):
+            raise ValueError("not an OpenAI tool definition") from None
+        if not isinstance(name, str) or not name or not isinstance(parameters, dict):
+            raise ValueError("not an OpenAI tool definition")
+        return cls(name, str(description), parameters)
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCall:
-    """A whole tool call requested by the model (fragments are reassembled by providers)."""
+    """A whole tool call requested by the model (fragments are reassembled by providers).
+
+    Also one of the events a provider streams (``ProviderEvent``)."""
 
     id: str
     name: str
     arguments: str  # JSON text, as the model produced it
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What running one tool call gave back, for the model to read (errors included)."""
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+    def to_message(self) -> Message:
+        """The ``tool`` message that answers the call."""
+        return Message("tool", self.content, tool_call_id=self.call_id, name=self.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,19 +102,53 @@ class Usage:
     completion_tokens: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Chunk:
-    """One streamed piece of a response: a text delta, a whole tool call, or the final usage."""
+# -- what a provider streams ----------------------------------------------------------------
 
-    text: str = ""
-    tool_call: ToolCall | None = None
-    usage: Usage | None = None
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """The next piece of the reply's text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """What the user waits on before the reply starts: ``loading model``, ``assembling
+    model`` (with ``fraction`` from 0 to 1 where it is known), ``waiting for another request``.
+    """
+
+    label: str
+    fraction: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """The end of a reply: token counts, why it ended (``stop``, ``length``, ``tool_calls``),
+    and the engine's own timings where a llama.cpp engine reports them (``prompt_n``,
+    ``cache_n``: how much of the prompt it evaluated and how much it reused)."""
+
+    usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
+    timings: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """Something the user should know about how the request was served (the model service
+    could not start and the model ran in this process instead)."""
+
+    text: str
+
+
+# One stream of these per request: text deltas as they arrive, whole tool calls, stages and
+# notes whenever they happen, and one ``Finished`` last.
+ProviderEvent = TextDelta | ToolCall | Stage | Finished | Note
 
 
 @dataclass(frozen=True, slots=True)
 class Response:
-    """A whole response, assembled from chunks."""
+    """A whole response, assembled from a provider's events (``complete``)."""
 
     text: str
     tool_calls: tuple[ToolCall, ...] = ()

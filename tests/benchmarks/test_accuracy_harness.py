@@ -8,9 +8,7 @@ import socket
 import stat
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -130,15 +128,15 @@ def _result(stdout: bytes, state: dict[str, tuple[str, int, str, str]] | None = 
 
 def fake_provider(answer: str) -> tuple[Any, list[int]]:
     """A provider that always answers ``answer``, and the list its calls are counted in."""
-    from conch.messages import Chunk
+    from conch.providers import ScriptedProvider
 
     calls: list[int] = []
 
-    def stream(messages: Any, options: Any, tools: Any = None) -> Iterator[Chunk]:
+    def reply(messages: Any, options: Any) -> str:
         calls.append(1)
-        yield Chunk(text=answer)
+        return answer
 
-    return SimpleNamespace(stream=stream, close=lambda: None), calls
+    return ScriptedProvider(function=reply), calls
 
 
 def test_a_candidate_passes_a_level_when_it_matches_either_reference() -> None:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from benchmarks.accuracy.conch_tool import examples_found_by
 from benchmarks.accuracy.hybrid_retrieval import HybridRetrieval
 
-import conch.command.generate
 from conch.command.examples import corpus, nearest
+from conch.command.generate import select_examples
 from conch.config.settings import PromptConfig
 
 REQUEST = "show all environment variables"
@@ -29,10 +28,9 @@ def test_bm25_alone_finds_what_conch_finds() -> None:
     assert retrieval(0.0, 0).nearest(REQUEST, 4) == nearest(REQUEST, 4)
 
 
-def test_installed_swaps_conchs_lookup_and_puts_it_back() -> None:
+def test_a_lookup_given_to_conch_replaces_its_own() -> None:
     like = 5
     hybrid = retrieval(1.0, like)
-    with examples_found_by(hybrid.nearest):
-        chosen = conch.command.generate.select_examples(PromptConfig(), REQUEST, 2)
+    chosen = select_examples(PromptConfig(), REQUEST, 2, find=hybrid.nearest)
     assert chosen[-1] == corpus()[like]
-    assert conch.command.generate.select_examples(PromptConfig(), REQUEST, 2) == nearest(REQUEST, 2)
+    assert select_examples(PromptConfig(), REQUEST, 2) == nearest(REQUEST, 2)

@@ -6,7 +6,7 @@ import io
 import json
 import os
 import sys
-import time
+import threading
 from pathlib import Path
 
 import pexpect
@@ -14,7 +14,7 @@ import pexpect
 from cliutil import write_config
 from conch.cli.environment import Environment
 from conch.cli.ui import Progress, usage_report
-from conch.messages import Chunk, Usage
+from conch.messages import Finished, TextDelta, Usage
 
 
 def terminal_env(**environ: str) -> Environment:
@@ -36,29 +36,44 @@ def test_usage_report_format() -> None:
 
 def test_live_tokens_per_second_then_the_report() -> None:
     env = terminal_env()
-    progress = Progress(env, enabled=True, n_ctx=4096)
+    now = [0.0]
+    progress = Progress(env, enabled=True, n_ctx=4096, clock=lambda: now[0])
     progress.start("generating")
-    for piece in ("ls", " -", "la"):
-        progress.on_chunk(Chunk(text=piece))
-        time.sleep(0.02)
-    progress.on_chunk(Chunk(usage=Usage(300, 3), finish_reason="stop"))
+    for at, piece in ((1.0, "ls"), (1.1, " -"), (1.2, "la")):
+        now[0] = at
+        progress.on_event(TextDelta(piece))
+    progress.on_event(Finished(Usage(300, 3), "stop"))
     progress.clear()
     err = env.stderr.getvalue()  # type: ignore[attr-defined]
     assert "generating · 3 tokens" in err and "tk/s" in err
     report = err.rsplit("\r\x1b[2K", 1)[-1]
-    assert report.startswith("\x1b[34m● 7% / 303 tokens  last: ")
-    assert report.endswith("tk/s\x1b[0m\n")
+    # three pieces 0.1 s apart: two intervals in 0.2 s
+    assert report == "\x1b[34m● 7% / 303 tokens  last: 10.0tk/s\x1b[0m\n"
+
+
+class FrameWatch(io.StringIO):
+    """A terminal that tells when it has shown two different spinner frames."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.turned = threading.Event()
+
+    def write(self, text: str) -> int:
+        written = super().write(text)
+        frames = {line[:1] for line in self.getvalue().split("\r\x1b[2K") if line}
+        if len(frames) >= 2:
+            self.turned.set()
+        return written
 
 
 def test_the_spinner_turns_while_the_model_reads_the_prompt() -> None:
     env = terminal_env()
+    env.stderr = watch = FrameWatch()
     progress = Progress(env, enabled=True)
     progress.start("generating")
-    time.sleep(0.35)
+    turned = watch.turned.wait(timeout=10)  # no token arrives; the spinner turns on its own
     progress.clear()
-    err = env.stderr.getvalue()  # type: ignore[attr-defined]
-    frames = {line[:1] for line in err.split("\r\x1b[2K") if line}
-    assert len(frames) >= 2  # at least two spinner frames were drawn
+    assert turned
 
 
 def test_silent_when_not_wanted() -> None:
@@ -78,9 +93,9 @@ def test_silent_when_not_wanted() -> None:
     ):
         progress = Progress(env, enabled=enabled, n_ctx=4096)
         progress.start("generating")
-        progress.on_chunk(Chunk(text="ls"))
-        progress.on_chunk(Chunk(text=" -a"))
-        progress.on_chunk(Chunk(usage=Usage(10, 2)))
+        progress.on_event(TextDelta("ls"))
+        progress.on_event(TextDelta(" -a"))
+        progress.on_event(Finished(Usage(10, 2)))
         progress.clear()
         assert env.stderr.getvalue() == ""  # type: ignore[attr-defined]
 

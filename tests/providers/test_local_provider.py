@@ -15,16 +15,26 @@ from typing import Any
 
 import pytest
 
-from conch.validate.extract import ONE_LINE_GRAMMAR
 from conch.config.paths import Paths
 from conch.config.settings import AISettings, LocalSettings
 from conch.errors import ConfigError, ProviderError
-from conch.messages import Chunk, GenerationOptions, Message, ToolCall, Usage
-from conch.providers.local import engines
+from conch.messages import (
+    Finished,
+    GenerationOptions,
+    Message,
+    ProviderEvent,
+    Stage,
+    TextDelta,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 from conch.providers.base import Provider, complete, create_provider
+from conch.providers.local import engines
 from conch.providers.local.engines import ChunkCallback, Engine
 from conch.providers.local.model_files import embedded_model_path
 from conch.providers.local.provider import LocalProvider, build_request
+from conch.validate.extract import ONE_LINE_GRAMMAR
 
 ASK = [
     Message("system", "Reply with one shell command only, on one line, no markdown."),
@@ -70,7 +80,7 @@ class FakeEngine:
                 self.stopped.set()
                 return None
         while self.endless:
-            time.sleep(0.01)
+            self.stopped.wait(0.01)  # a token now and then, until told to stop
             if on_chunk(delta("x")):
                 self.stopped.set()
                 return None
@@ -81,6 +91,9 @@ class FakeEngine:
 
     def end_token(self) -> int | None:
         return 7
+
+    def likelihood(self, messages: Any, reply: str) -> float | None:
+        return None  # this engine cannot score replies
 
 
 def provider_with(engine: FakeEngine, tmp_path: Path, **settings: Any) -> LocalProvider:
@@ -110,7 +123,7 @@ def test_is_a_provider_and_registered(tmp_path: Path) -> None:
 
 
 def test_request_carries_options_and_tools() -> None:
-    tools = [{"type": "function", "function": {"name": "ls", "parameters": {}}}]
+    tools = [ToolSpec("ls", "List a directory.", {"type": "object"})]
     options = GenerationOptions(
         temperature=0.3, max_tokens=7, stop=("\n",), seed=42, grammar="root ::= [a-z]+"
     )
@@ -122,7 +135,16 @@ def test_request_carries_options_and_tools() -> None:
         "stop": ["\n"],
         "seed": 42,
         "grammar": "root ::= [a-z]+",
-        "tools": tools,
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "ls",
+                    "description": "List a directory.",
+                    "parameters": {"type": "object"},
+                },
+            }
+        ],
     }
     schema = {"type": "object"}
     assert build_request(ASK, GenerationOptions(json_schema=schema))["json_schema"] == schema
@@ -200,20 +222,26 @@ def test_gguf_end_token_is_none_when_the_file_does_not_say(tmp_path: Path, make:
 def test_streams_text_then_usage(tmp_path: Path) -> None:
     engine = FakeEngine([delta(role="assistant"), delta("ls"), delta(" -l"), finish(), usage(9, 2)])
     provider = provider_with(engine, tmp_path, n_ctx=512, n_threads=3)
-    progress: list[tuple[str, float | None]] = []
-    provider.on_progress = lambda what, fraction: progress.append((what, fraction))
 
-    chunks = list(provider.stream(ASK, GenerationOptions()))
+    events = list(provider.stream(ASK, GenerationOptions()))
 
-    assert chunks == [
-        Chunk(text="ls"),
-        Chunk(text=" -l"),
-        Chunk(usage=Usage(9, 2), finish_reason="stop"),
+    assert events == [
+        Stage("loading model"),
+        TextDelta("ls"),
+        TextDelta(" -l"),
+        Finished(Usage(9, 2), "stop"),
     ]
-    assert progress == [("loading model", None)]
     assert provider.opened == [("auto", tmp_path / "fake.gguf", 512, 3)]  # type: ignore[attr-defined]
-    list(provider.stream(ASK, GenerationOptions()))
+    again = list(provider.stream(ASK, GenerationOptions()))
     assert len(provider.opened) == 1  # type: ignore[attr-defined]  # loaded once
+    assert not any(isinstance(e, Stage) for e in again)  # nothing to wait for the second time
+
+
+def test_the_engines_timings_come_with_the_end(tmp_path: Path) -> None:
+    timings = {"prompt_n": 12, "cache_n": 30}
+    engine = FakeEngine([delta("ls"), finish(), {"choices": [], "timings": timings}])
+    events = list(provider_with(engine, tmp_path).stream(ASK, GenerationOptions()))
+    assert events[-1] == Finished(Usage(), "stop", timings)
 
 
 def test_reassembles_tool_call_fragments(tmp_path: Path) -> None:
@@ -254,8 +282,10 @@ def test_error_chunk_becomes_provider_error(tmp_path: Path) -> None:
 
 def test_closing_the_stream_stops_the_engine(tmp_path: Path) -> None:
     engine = FakeEngine([delta("a")], endless=True)
-    stream = provider_with(engine, tmp_path).stream(ASK, GenerationOptions())
-    assert next(stream) == Chunk(text="a")
+    provider = provider_with(engine, tmp_path)
+    provider.load()
+    stream = provider.stream(ASK, GenerationOptions())
+    assert next(stream) == TextDelta("a")
     stream.close()
     assert engine.stopped.wait(5)
 
@@ -324,13 +354,16 @@ def test_engine_load_failure_is_a_provider_error(tmp_path: Path) -> None:
     assert not provider.loaded
 
 
-def test_engine_choice(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_engine_choice() -> None:
     present = {"xllamacpp"}
-    monkeypatch.setattr(engines, "_importable", lambda name: name in present)
-    assert engines.engine_name("auto") == "xllamacpp"
+
+    def importable(name: str) -> bool:
+        return name in present
+
+    assert engines.engine_name("auto", importable) == "xllamacpp"
     present.add("llama_cpp")
-    assert engines.engine_name("auto") == "llama-cpp-python"
-    assert engines.engine_name("xllamacpp") == "xllamacpp"
+    assert engines.engine_name("auto", importable) == "llama-cpp-python"
+    assert engines.engine_name("xllamacpp", importable) == "xllamacpp"
     assert engines.default_threads() >= 1
 
 
@@ -359,22 +392,22 @@ def real_provider() -> Iterator[LocalProvider]:
     provider.close()
 
 
-def collect(provider: LocalProvider, options: GenerationOptions) -> list[Chunk]:
+def collect(provider: LocalProvider, options: GenerationOptions) -> list[ProviderEvent]:
     return list(provider.stream(ASK, options))
 
 
 @pytest.mark.e2e
 def test_real_model_streams_several_chunks_then_usage(real_provider: LocalProvider) -> None:
     ask = [ASK[0], Message("user", "find all python files modified in the last 2 days")]
-    chunks = list(real_provider.stream(ask, GenerationOptions(max_tokens=48)))
-    texts = [c.text for c in chunks if c.text]
+    events = list(real_provider.stream(ask, GenerationOptions(max_tokens=48)))
+    texts = [e.text for e in events if isinstance(e, TextDelta)]
     assert len(texts) >= 3
     assert "find" in "".join(texts)
-    last = chunks[-1]
-    assert last.usage is not None and last.usage.prompt_tokens > 0
+    last = events[-1]
+    assert isinstance(last, Finished) and last.usage.prompt_tokens > 0
     assert last.usage.completion_tokens >= len(texts) - 1
     assert last.finish_reason in ("stop", "length")
-    assert all(c.usage is None for c in chunks[:-1])
+    assert not any(isinstance(e, Finished) for e in events[:-1])
 
 
 @pytest.mark.e2e

@@ -10,13 +10,22 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import httpx
 import keyring
 import keyring.backend
 import pytest
 
 from conch.config.settings import AISettings
 from conch.errors import ConfigError, ProviderError
-from conch.messages import GenerationOptions, Message, ToolCall, Usage
+from conch.messages import (
+    Finished,
+    GenerationOptions,
+    Message,
+    TextDelta,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 from conch.providers.base import Provider, complete
 from conch.providers.openai import OpenAIProvider
 
@@ -228,10 +237,13 @@ def error_of(provider: Provider, options: GenerationOptions | None = None) -> st
 def test_streams_text_in_several_deltas_and_ends_with_the_reported_usage(serve, providers) -> None:
     server = serve(sse(delta("ls"), delta(" -la"), delta(" ~", finish="stop"), usage(12, 3)))
     provider = providers(server.url)
-    chunks = list(provider.stream(HELLO, GenerationOptions()))
-    assert [c.text for c in chunks if c.text] == ["ls", " -la", " ~"]
-    assert chunks[-1].usage == Usage(12, 3)
-    assert chunks[-1].finish_reason == "stop"
+    events = list(provider.stream(HELLO, GenerationOptions()))
+    assert events == [
+        TextDelta("ls"),
+        TextDelta(" -la"),
+        TextDelta(" ~"),
+        Finished(Usage(12, 3), "stop"),
+    ]
 
 
 def test_tolerates_crlf_line_endings_comments_and_keepalives(serve, providers) -> None:
@@ -310,7 +322,7 @@ def test_the_request_body_carries_model_messages_sampling_and_stream_flags(
     serve, providers
 ) -> None:
     server = serve(sse(delta("ok", finish="stop")))
-    tool = {"type": "function", "function": {"name": "run", "parameters": {"type": "object"}}}
+    tool = ToolSpec("run", "Run a command.", {"type": "object"})
     options = GenerationOptions(temperature=0.3, max_tokens=64, stop=("\n",), seed=7, grammar="g")
     complete(providers(server.url), HELLO, options, tools=[tool])
     (seen,) = server.posts
@@ -323,7 +335,16 @@ def test_the_request_body_carries_model_messages_sampling_and_stream_flags(
     assert seen.body["max_tokens"] == 64
     assert seen.body["stop"] == ["\n"]
     assert seen.body["seed"] == 7
-    assert seen.body["tools"] == [tool]
+    assert seen.body["tools"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "run",
+                "description": "Run a command.",
+                "parameters": {"type": "object"},
+            },
+        }
+    ]
     assert seen.body["grammar"] == "g"  # a local server: llama.cpp honours it
 
 
@@ -338,10 +359,31 @@ def test_a_json_schema_becomes_a_strict_response_format(serve, providers) -> Non
     assert "grammar" not in server.posts[0].body
 
 
-def test_grammar_is_never_sent_to_openai_itself(providers) -> None:
-    provider = providers("https://api.openai.com/v1")
-    body = provider._body(HELLO, GenerationOptions(grammar="root ::= x"), None)
-    assert "grammar" not in body
+def openai_itself() -> tuple[OpenAIProvider, list[dict[str, Any]]]:
+    """A provider for api.openai.com whose requests never leave the process: the bodies it
+    sent, answered with one short reply."""
+    bodies: list[dict[str, Any]] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        bodies.append(json.loads(request.content))
+        reply = {"choices": [{"message": {"content": "ls"}, "finish_reason": "stop"}]}
+        return httpx.Response(200, json=reply)
+
+    provider = OpenAIProvider(
+        "https://api.openai.com/v1",
+        "gpt-4o-mini",
+        KEY,
+        5.0,
+        0,
+        transport=httpx.MockTransport(answer),
+    )
+    return provider, bodies
+
+
+def test_grammar_is_never_sent_to_openai_itself() -> None:
+    provider, bodies = openai_itself()
+    assert complete(provider, HELLO, GenerationOptions(grammar="root ::= x")).text == "ls"
+    assert "grammar" not in bodies[0]
 
 
 LLAMA_CPP_ROUTES = {
@@ -384,9 +426,10 @@ def test_without_end_bias_the_server_is_not_asked_for_its_end_token(serve, provi
     assert "logit_bias" not in server.posts[0].body
 
 
-def test_openai_itself_gets_no_logit_bias(providers) -> None:
-    provider = providers("https://api.openai.com/v1")
-    assert "logit_bias" not in provider._body(HELLO, GenerationOptions(end_bias=2.0), None)
+def test_openai_itself_gets_no_logit_bias() -> None:
+    provider, bodies = openai_itself()
+    complete(provider, HELLO, GenerationOptions(end_bias=2.0))
+    assert len(bodies) == 1 and "logit_bias" not in bodies[0]
 
 
 def test_the_key_is_sent_as_a_bearer_header(serve, providers) -> None:
@@ -585,7 +628,7 @@ def test_nothing_is_retried_once_text_has_been_streamed(serve, providers) -> Non
     server = serve(sse(delta("ls"), {"error": {"message": "boom"}}))
     provider = providers(server.url, max_retries=3)
     stream = provider.stream(HELLO, GenerationOptions())
-    assert next(stream).text == "ls"
+    assert next(stream) == TextDelta("ls")
     with pytest.raises(ProviderError, match="boom"):
         next(stream)
     assert len(server.posts) == 1

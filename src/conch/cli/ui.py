@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from conch.cli.environment import Environment
-from conch.messages import Chunk
+from conch.messages import Finished, ProviderEvent, Stage, TextDelta
 
 _RISK_COLOUR = {
     "read-only": "32",
@@ -44,8 +44,15 @@ class Progress:
     arrive then); it stops with ``clear``.
     """
 
-    def __init__(self, env: Environment, enabled: bool, n_ctx: int | None = None) -> None:
+    def __init__(
+        self,
+        env: Environment,
+        enabled: bool,
+        n_ctx: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.env = env
+        self.clock = clock
         self.enabled = (
             enabled and env.stderr_isatty and env.stdout_isatty and "NO_COLOR" not in env.environ
         )
@@ -79,20 +86,27 @@ class Progress:
         with self._lock:
             self.label, self.fraction = label, None
             self.tokens = 0
-            self.started = time.monotonic()
+            self.started = self.clock()
             self.first_token = 0.0
         if self.enabled:
             with self._lock:
                 self._draw()
             self._ensure_ticker()
 
-    def on_chunk(self, chunk: Chunk) -> None:
-        """Count a streamed piece, refresh the rate, keep the usage for the report."""
-        if chunk.usage is not None and (chunk.usage.prompt_tokens or chunk.usage.completion_tokens):
-            self.usage = (chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
-        if not chunk.text:
-            return
-        now = time.monotonic()
+    def on_event(self, event: ProviderEvent) -> None:
+        """Show a model event: a stage of loading, a streamed piece (counted, the rate
+        refreshed), the usage at the end (kept for the report). Notes are the caller's."""
+        if isinstance(event, Stage):
+            self.stage(event.label, event.fraction)
+        elif isinstance(event, Finished):
+            usage = event.usage
+            if usage.prompt_tokens or usage.completion_tokens:
+                self.usage = (usage.prompt_tokens, usage.completion_tokens)
+        elif isinstance(event, TextDelta) and event.text:
+            self._count()
+
+    def _count(self) -> None:
+        now = self.clock()
         with self._lock:
             if not self.first_token:
                 self.first_token = now
@@ -142,7 +156,7 @@ class Progress:
         elif self.tokens:
             text += f" · {self.tokens} tokens  {self.rate:4.1f} tk/s"
         elif self.started:
-            text += f" {time.monotonic() - self.started:4.1f}s"
+            text += f" {self.clock() - self.started:4.1f}s"
         self.env.stderr.write("\r\x1b[2K" + text)
         self.env.stderr.flush()
         self._shown = True

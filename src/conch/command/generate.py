@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -12,8 +12,8 @@ from conch.command.examples import Example, nearest
 from conch.command.request import RequestContext, build_messages
 from conch.config.settings import PromptConfig, ValidationSettings
 from conch.errors import ModelOutputError
-from conch.messages import Chunk, GenerationOptions, Message, Usage
-from conch.providers.base import Provider, complete
+from conch.messages import GenerationOptions, Message, ProviderEvent, Usage
+from conch.providers.base import EventCallback, Provider, complete, drain, respond
 from conch.storage.history import HistoryEntry
 from conch.validate.extract import ONE_LINE_GRAMMAR, extract_command
 
@@ -53,61 +53,86 @@ class Generated:
     seconds: float
 
 
+@dataclass(frozen=True, slots=True)
+class Ask:
+    """What every attempt at one request shares: the prompt config, the platform, the
+    request and what goes with it.
+
+    ``few_shot`` worked examples nearest to the request are shown first; with a whitelist of
+    allowed programs, only examples that use them. ``hints`` (see
+    ``conch.command.whatis.program_hints``) and ``documentation`` (see ``documentation_for``)
+    end the system prompt, in that order. ``end_bias`` favours ending the command once it is
+    complete (``generation.brevity``). ``find`` looks the examples up instead of
+    ``conch.command.examples.nearest`` (``generation.review``, the benchmark's ablations).
+    """
+
+    prompt: PromptConfig
+    platform_description: str
+    ctx: RequestContext
+    few_shot: int = 0
+    documentation: str = ""
+    hints: str = ""
+    end_bias: float = 0.0
+    find: Find | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One try at an ``Ask``: how to sample, and what went wrong before.
+
+    ``failed`` is a ``(command, error)`` pair from an earlier attempt: the model is shown it
+    and asked for a corrected command. ``examples_skip`` shows the next ``few_shot`` examples
+    instead, after skipping that many of the nearest.
+    """
+
+    temperature: float = 0.0
+    seed: int | None = None
+    max_tokens: int = 256
+    failed: tuple[str, str] | None = None
+    examples_skip: int = 0
+
+
 def generate(
     provider: Provider,
-    prompt: PromptConfig,
-    platform_description: str,
-    ctx: RequestContext,
-    temperature: float = 0.0,
-    on_chunk: Callable[[Chunk], None] | None = None,
-    few_shot: int = 0,
-    seed: int | None = None,
-    max_tokens: int = 256,
-    failed: tuple[str, str] | None = None,
-    documentation: str = "",
-    hints: str = "",
-    examples_skip: int = 0,
-    end_bias: float = 0.0,
-    find: Find | None = None,
+    ask: Ask,
+    attempt: Attempt | None = None,
+    on_event: EventCallback | None = None,
 ) -> Generated:
-    """Ask the model for one command and extract it from the reply.
+    """Ask the model for one command and extract it from the reply; ``on_event`` sees the
+    reply as it streams."""
+    return drain(generate_events(provider, ask, attempt), on_event)
 
-    ``few_shot`` worked examples nearest to the request are shown first; with a tool
-    whitelist, only examples that use allowed tools. ``failed`` is a ``(command, error)``
-    pair from an earlier attempt: the model is shown it and asked for a corrected command.
-    ``hints`` (see ``conch.command.whatis.program_hints``) and ``documentation`` (see
-    ``documentation_for``) end the system prompt, in that order. ``examples_skip`` shows the
-    next ``few_shot`` examples instead, after skipping that many of the nearest.
-    ``end_bias`` favours ending the command once it is complete (``generation.brevity``).
-    ``find`` looks the examples up instead of ``conch.command.examples.nearest`` (``generation.review``).
-    """
-    messages = build_messages(
-        prompt,
-        platform_description,
-        ctx,
-        select_examples(prompt, ctx.request, few_shot, examples_skip, find),
+
+def generate_events(
+    provider: Provider, ask: Ask, attempt: Attempt | None = None
+) -> Generator[ProviderEvent, None, Generated]:
+    """``generate`` as a stream: the model's events as they come, then the command."""
+    attempt = attempt or Attempt()
+    examples = select_examples(
+        ask.prompt, ask.ctx.request, ask.few_shot, attempt.examples_skip, ask.find
     )
+    messages = build_messages(ask.prompt, ask.platform_description, ask.ctx, examples)
     # In the system prompt: after the request, the model takes them for the request.
-    extra = [hints] if hints else []
-    extra += [DOCUMENTATION_PROMPT + documentation] if documentation else []
+    extra = [ask.hints] if ask.hints else []
+    extra += [DOCUMENTATION_PROMPT + ask.documentation] if ask.documentation else []
     if extra:
         messages[0] = Message("system", "\n\n".join([messages[0].content, *extra]))
-    if failed is not None:
-        command, error = failed
+    if attempt.failed is not None:
+        command, error = attempt.failed
         messages += [
             Message("assistant", command),
             Message("user", REPAIR_PROMPT.format(error=error)),
         ]
     options = GenerationOptions(
-        temperature=temperature,
-        max_tokens=max_tokens,
+        temperature=attempt.temperature,
+        max_tokens=attempt.max_tokens,
         stop=("\n\n",),
         grammar=ONE_LINE_GRAMMAR,
-        seed=seed,
-        end_bias=end_bias,
+        seed=attempt.seed,
+        end_bias=ask.end_bias,
     )
     started = time.monotonic()
-    response = complete(provider, messages, options, on_chunk=on_chunk)
+    response = yield from respond(provider, messages, options)
     command = extract_command(response.text)
     if "\n" in command:
         raise ModelOutputError("the model replied with several lines; ask for one command")
@@ -136,13 +161,15 @@ def documentation_for(
     few_shot: int,
     settings: ValidationSettings,
     cache_dir: Path | None,
+    find: Find | None = None,
 ) -> str:
     """An excerpt of this machine's ``--help`` (or man page) for the first ``programs``
-    programs the nearest worked examples use, nearest first; empty when there are none."""
+    programs the nearest worked examples (found by ``find``) use, nearest first; empty when
+    there are none."""
     if programs <= 0:
         return ""
     names: list[str] = []
-    for example in reversed(select_examples(prompt, request, max(few_shot, programs))):
+    for example in reversed(select_examples(prompt, request, max(few_shot, programs), 0, find)):
         name = example.command.split()[0]
         if name not in names:
             names.append(name)
@@ -155,23 +182,23 @@ def explain(
     provider: Provider,
     command: str,
     request: str | None,
-    on_chunk: Callable[[Chunk], None] | None = None,
+    on_event: EventCallback | None = None,
 ) -> str:
     """A plain-language explanation of ``command`` (temperature 0)."""
     user = f"Command: {command}"
     if request:
         user = f"The user asked: {request}\n{user}"
-    return _answer(provider, EXPLAINER_PROMPT, user, 400, "explanation", on_chunk)
+    return _answer(provider, EXPLAINER_PROMPT, user, 400, "explanation", on_event)
 
 
 def analyze(
     provider: Provider,
     entry: HistoryEntry,
-    on_chunk: Callable[[Chunk], None] | None = None,
+    on_event: EventCallback | None = None,
 ) -> str:
     """A diagnosis of one history entry. Never runs anything."""
     record = json.dumps(asdict(entry), indent=2, ensure_ascii=False)
-    return _answer(provider, ANALYZER_PROMPT, record, 500, "analysis", on_chunk)
+    return _answer(provider, ANALYZER_PROMPT, record, 500, "analysis", on_event)
 
 
 def _answer(
@@ -180,11 +207,11 @@ def _answer(
     user: str,
     max_tokens: int,
     what: str,
-    on_chunk: Callable[[Chunk], None] | None,
+    on_event: EventCallback | None,
 ) -> str:
     messages = [Message("system", system), Message("user", user)]
     options = GenerationOptions(temperature=0.0, max_tokens=max_tokens)
-    text = complete(provider, messages, options, on_chunk=on_chunk).text.strip()
+    text = complete(provider, messages, options, on_event=on_event).text.strip()
     if not text:
         raise ModelOutputError(f"the model returned an empty {what}; retry")
     return text

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conch.command.examples import Example
-from conch.config.settings import PromptConfig
+from conch.config.settings import ContextSettings, PromptConfig
 from conch.errors import InputError
 from conch.messages import Message
 
@@ -134,3 +134,24 @@ def peek_samples(
 ) -> list[tuple[str, str]]:
     """Read every peek file, failing on the first unreadable one (nothing is sent then)."""
     return [(name, peek_file(cwd / name, limit)) for name in files]
+
+
+def gather(
+    request: str,
+    cwd: Path,
+    caps: ContextSettings,
+    scope: str | None = None,
+    peek: Sequence[str] = (),
+    piped: str | None = None,
+) -> RequestContext:
+    """The request with what goes with it, capped by ``caps`` (``context`` settings): the
+    listing of ``cwd`` for scope ``.``, the ``peek`` files, and ``piped`` input (text the
+    front end read from a pipe, at most ``caps.stdin_max_bytes + 1`` characters of it)."""
+    ctx = RequestContext(request=request, scope=scope)
+    if scope == ".":
+        ctx.scope_listing = scope_dot_listing(cwd, caps.scope_max_bytes)
+    if peek:
+        ctx.peek_samples = peek_samples(peek, cwd, caps.peek_max_bytes)
+    if piped is not None and piped.strip():
+        ctx.stdin_text = read_capped(piped.encode("utf-8"), caps.stdin_max_bytes)
+    return ctx

@@ -2,22 +2,37 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import Callable, Generator, Iterator, Sequence
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from conch.errors import ConfigError
-from conch.messages import Chunk, GenerationOptions, Message, Response, ToolCall, Usage
+from conch.messages import (
+    Finished,
+    GenerationOptions,
+    Message,
+    ProviderEvent,
+    Response,
+    TextDelta,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 
 if TYPE_CHECKING:
-    from conch.config.settings import AISettings, DaemonSettings
+    from conch.config.settings import AISettings
 
 
 @runtime_checkable
 class Provider(Protocol):
-    """A chat model. Implement ``stream``; ``complete`` is the helper over it.
+    """A chat model. ``stream`` is the one way to ask it; ``complete`` is the helper over it.
 
-    ``stream`` yields text deltas as they arrive, whole ``ToolCall``s (fragments reassembled by
-    the provider), and a final chunk carrying ``usage`` and ``finish_reason``.
+    ``stream`` yields ``ProviderEvent``s: ``TextDelta``s as the reply arrives, whole
+    ``ToolCall``s (fragments reassembled by the provider), ``Stage``s and ``Note``s whenever
+    they happen, and one ``Finished`` (usage, finish reason) last.
+
+    ``likelihood`` is the log-probability the model gives ``reply`` after ``messages``, or
+    None where the provider cannot say (OpenAI, Azure, servers other than llama.cpp,
+    llama-cpp-python); ``generation.review`` ranks answers by it.
     """
 
     name: str
@@ -26,50 +41,100 @@ class Provider(Protocol):
         self,
         messages: Sequence[Message],
         options: GenerationOptions,
-        tools: Sequence[dict[str, Any]] | None = None,
-    ) -> Iterator[Chunk]: ...
+        tools: Sequence[ToolSpec] | None = None,
+    ) -> Iterator[ProviderEvent]: ...
+
+    def likelihood(self, messages: Sequence[Message], reply: str) -> float | None: ...
 
     def close(self) -> None: ...
+
+
+EventCallback = Callable[[ProviderEvent], None]
+
+E = TypeVar("E")
+R = TypeVar("R")
+
+
+def drain(events: Generator[E, None, R], on_event: Callable[[E], None] | None = None) -> R:
+    """Run an event generator to its end, handing each event to ``on_event``; its result."""
+    while True:
+        try:
+            event = next(events)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        if on_event is not None:
+            on_event(event)
+
+
+def respond(
+    provider: Provider,
+    messages: Sequence[Message],
+    options: GenerationOptions | None = None,
+    tools: Sequence[ToolSpec] | None = None,
+) -> Generator[ProviderEvent, None, Response]:
+    """The provider's events as they come; returns the whole ``Response`` they make up."""
+    parts: list[str] = []
+    calls: list[ToolCall] = []
+    usage = Usage()
+    finish: str | None = None
+    for event in provider.stream(messages, options or GenerationOptions(), tools):
+        yield event
+        if isinstance(event, TextDelta):
+            parts.append(event.text)
+        elif isinstance(event, ToolCall):
+            calls.append(event)
+        elif isinstance(event, Finished):
+            usage, finish = event.usage, event.finish_reason
+    return Response(text="".join(parts), tool_calls=tuple(calls), usage=usage, finish_reason=finish)
 
 
 def complete(
     provider: Provider,
     messages: Sequence[Message],
     options: GenerationOptions | None = None,
-    tools: Sequence[dict[str, Any]] | None = None,
-    on_chunk: Callable[[Chunk], None] | None = None,
+    tools: Sequence[ToolSpec] | None = None,
+    on_event: EventCallback | None = None,
 ) -> Response:
-    """Drain ``provider.stream`` into one ``Response``, calling ``on_chunk`` for each piece."""
-    parts: list[str] = []
-    calls: list[ToolCall] = []
-    usage = Usage()
-    finish: str | None = None
-    for chunk in provider.stream(messages, options or GenerationOptions(), tools):
-        if on_chunk is not None:
-            on_chunk(chunk)
-        if chunk.text:
-            parts.append(chunk.text)
-        if chunk.tool_call is not None:
-            calls.append(chunk.tool_call)
-        if chunk.usage is not None:
-            usage = chunk.usage
-        if chunk.finish_reason is not None:
-            finish = chunk.finish_reason
-    return Response(text="".join(parts), tool_calls=tuple(calls), usage=usage, finish_reason=finish)
+    """The whole ``Response``, calling ``on_event`` for each event as it comes."""
+    return drain(respond(provider, messages, options, tools), on_event)
 
 
 ProviderFactory = Callable[["AISettings"], Provider]
 
-_REGISTRY: dict[str, ProviderFactory] = {}
+
+# The built-in factories import their backends only when called.
+def _local(settings: AISettings) -> Provider:
+    from conch.providers.local.provider import LocalProvider
+
+    return LocalProvider.from_settings(settings)
 
 
-def likelihood(provider: Provider, messages: Sequence[Message], reply: str) -> float | None:
-    """The log-probability the model gives ``reply`` after ``messages``, or None where the
-    provider cannot say (OpenAI, Azure, servers other than llama.cpp, llama-cpp-python).
+def _openai(settings: AISettings) -> Provider:
+    from conch.providers.openai import OpenAIProvider
 
-    Providers offer it as an optional ``likelihood`` method with this signature."""
-    method = getattr(provider, "likelihood", None)
-    return None if method is None else method(messages, reply)
+    return OpenAIProvider.from_settings(settings)
+
+
+def _azure(settings: AISettings) -> Provider:
+    from conch.providers.openai import OpenAIProvider
+
+    return OpenAIProvider.azure_from_settings(settings)
+
+
+def _scripted(settings: AISettings) -> Provider:
+    from conch.providers.scripted import ScriptedProvider
+
+    return ScriptedProvider.from_settings(settings)
+
+
+BUILTIN_PROVIDERS: dict[str, ProviderFactory] = {
+    "local": _local,
+    "openai": _openai,
+    "azure": _azure,
+    "scripted": _scripted,
+}
+
+_REGISTRY: dict[str, ProviderFactory] = dict(BUILTIN_PROVIDERS)
 
 
 def register_provider(name: str, factory: ProviderFactory) -> None:
@@ -78,38 +143,24 @@ def register_provider(name: str, factory: ProviderFactory) -> None:
 
 
 def provider_names() -> list[str]:
-    """Names of every registered provider, built-ins included."""
-    _ensure_builtins()
+    """Every selectable provider name, built-in and registered."""
     return sorted(_REGISTRY)
 
 
-def create_provider(settings: AISettings, daemon: DaemonSettings | None = None) -> Provider:
-    """Build the provider that ``settings.provider`` names.
+def is_builtin(name: str) -> bool:
+    """True when ``name`` selects conch's own provider of that name (not one registered over
+    it)."""
+    builtin = BUILTIN_PROVIDERS.get(name)
+    return builtin is not None and _REGISTRY.get(name) is builtin
 
-    ``daemon`` is the ``daemon`` settings section: when given and enabled, the built-in
-    ``local`` provider runs in the warm model service instead of this process. A provider
-    registered over the name ``local`` is used as registered.
-    """
-    _ensure_builtins()
+
+def create_provider(settings: AISettings) -> Provider:
+    """Build the provider that ``settings.provider`` names (the model runs in this process;
+    ``conch.daemon.open_provider`` puts the built-in ``local`` one in the warm service)."""
     factory = _REGISTRY.get(settings.provider)
     if factory is None:
         known = ", ".join(sorted(_REGISTRY))
         raise ConfigError(
             f"unknown provider '{settings.provider}' in ai.provider; use one of: {known}"
         )
-    from conch.providers import builtins
-
-    builtin_local = settings.provider == "local" and factory is builtins.BUILTIN_PROVIDERS["local"]
-    if daemon is not None and builtin_local:
-        return builtins.local_provider(settings, daemon)
     return factory(settings)
-
-
-def _ensure_builtins() -> None:
-    # The built-in factories import their heavy backends lazily, inside the factory.
-    if "local" in _REGISTRY:
-        return
-    from conch.providers import builtins
-
-    for name, factory in builtins.BUILTIN_PROVIDERS.items():
-        _REGISTRY.setdefault(name, factory)

@@ -17,7 +17,17 @@ import httpx
 
 from conch.config.credentials import lookup_secret, redact
 from conch.errors import ConfigError, ProviderError
-from conch.messages import Chunk, GenerationOptions, Message, ToolCall, Usage
+from conch.messages import (
+    Finished,
+    GenerationOptions,
+    Message,
+    ProviderEvent,
+    TextDelta,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+from conch.providers.streaming import MalformedStream, chunk_events, sse_data, usage_of
 
 if TYPE_CHECKING:
     from conch.config.settings import AISettings
@@ -50,7 +60,9 @@ class OpenAIProvider:
         azure_api_version: str | None = None,
         backoff_base: float = 0.5,
         sleep: Callable[[float], None] = time.sleep,
+        transport: httpx.BaseTransport | None = None,
     ) -> None:
+        """``transport`` replaces the network (``httpx.MockTransport`` in tests)."""
         self.name = name
         self.base_url = base_url.rstrip("/")
         self.model = model
@@ -70,7 +82,9 @@ class OpenAIProvider:
         elif api_key:
             headers["Authorization"] = f"Bearer {api_key}"
         self._client = httpx.Client(
-            headers=headers, timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0))
+            headers=headers,
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+            transport=transport,
         )
 
     @classmethod
@@ -121,23 +135,26 @@ class OpenAIProvider:
         self,
         messages: Sequence[Message],
         options: GenerationOptions,
-        tools: Sequence[dict[str, Any]] | None = None,
-    ) -> Iterator[Chunk]:
+        tools: Sequence[ToolSpec] | None = None,
+    ) -> Iterator[ProviderEvent]:
         """Stream one chat completion: text deltas, whole tool calls, then usage."""
         body = self._body(messages, options, tools)
         response = self._send(body)
         try:
             ctype = response.headers.get("content-type", "")
             if "text/event-stream" in ctype:
-                events = self._sse_events(response.iter_lines())
+                lines = self._lines(response)
             else:
                 # Servers that ignore ``stream`` answer with one JSON body (or SSE mislabelled).
                 text = self._guard(lambda: response.read().decode("utf-8", "replace"))
                 if text.lstrip().startswith("{"):
                     yield from self._whole_reply(text)
                     return
-                events = self._sse_events(iter(text.splitlines()))
-            yield from self._assemble(events)
+                lines = iter(text.splitlines())
+            try:
+                yield from chunk_events(self._chunks(lines))
+            except MalformedStream as exc:
+                raise self._malformed(str(exc)) from exc
         finally:
             response.close()
 
@@ -174,7 +191,7 @@ class OpenAIProvider:
         self,
         messages: Sequence[Message],
         options: GenerationOptions,
-        tools: Sequence[dict[str, Any]] | None,
+        tools: Sequence[ToolSpec] | None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "messages": [m.to_openai() for m in messages],
@@ -191,7 +208,7 @@ class OpenAIProvider:
         if options.seed is not None:
             body["seed"] = options.seed
         if tools:
-            body["tools"] = list(tools)
+            body["tools"] = [tool.to_openai() for tool in tools]
         if options.json_schema is not None:
             body["response_format"] = {
                 "type": "json_schema",
@@ -283,61 +300,20 @@ class OpenAIProvider:
 
     # -- reply -------------------------------------------------------------------------------
 
-    def _sse_events(self, lines: Iterator[str]) -> Iterator[dict[str, Any]]:
-        # Each ``data:`` line is taken as one event: every OpenAI-compatible server sends
-        # one-line JSON, and some omit the blank line that ends an event.
-        while True:
-            line = self._guard(lambda: next(lines, None))
-            if line is None:
-                return
-            line = line.rstrip("\r")
-            if not line or line.startswith(":"):
-                continue
-            field, _, value = line.partition(":")
-            if field in ("event", "id", "retry"):
-                continue
-            if field != "data":
-                raise self._malformed(line)
-            value = value.removeprefix(" ")
-            if value.strip() == "[DONE]":
-                return
-            yield self._parse(value)
+    def _lines(self, response: httpx.Response) -> Iterator[str]:
+        lines = response.iter_lines()
+        while (line := self._guard(lambda: next(lines, None))) is not None:
+            yield line
 
-    def _assemble(self, events: Iterator[dict[str, Any]]) -> Iterator[Chunk]:
-        pending: dict[int, dict[str, Any]] = {}
-        usage: Usage | None = None
-        finish: str | None = None
+    def _chunks(self, lines: Iterator[str]) -> Iterator[dict[str, Any]]:
         seen = False
-        for event in events:
+        for data in sse_data(lines):
             seen = True
-            try:
-                if event.get("usage"):
-                    usage = _usage(event["usage"])
-                for choice in event.get("choices") or []:
-                    delta = choice.get("delta") or {}
-                    if delta.get("content"):
-                        yield Chunk(text=str(delta["content"]))
-                    for fragment in delta.get("tool_calls") or []:
-                        _merge_fragment(pending, fragment)
-                    if choice.get("finish_reason"):
-                        finish = str(choice["finish_reason"])
-                        yield from self._flush(pending)
-            except (AttributeError, TypeError, KeyError, ValueError) as exc:
-                raise self._malformed(json.dumps(event)) from exc
+            yield self._parse(data)
         if not seen:
             raise self._malformed("(an empty reply)")
-        yield from self._flush(pending)
-        yield Chunk(usage=usage or Usage(), finish_reason=finish)
 
-    def _flush(self, pending: dict[int, dict[str, Any]]) -> Iterator[Chunk]:
-        for index in sorted(pending):
-            call = pending[index]
-            if not call["name"]:
-                raise self._malformed(f"a tool call without a function name: {call}")
-            yield Chunk(tool_call=ToolCall(call["id"], call["name"], "".join(call["arguments"])))
-        pending.clear()
-
-    def _whole_reply(self, text: str) -> Iterator[Chunk]:
+    def _whole_reply(self, text: str) -> Iterator[ProviderEvent]:
         event = self._parse(text)
         try:
             choice = (event.get("choices") or [{}])[0]
@@ -350,15 +326,14 @@ class OpenAIProvider:
                 )
                 for i, c in enumerate(message.get("tool_calls") or [])
             ]
-            usage = _usage(event["usage"]) if event.get("usage") else Usage()
+            usage = usage_of(event["usage"]) if event.get("usage") else Usage()
             finish = choice.get("finish_reason")
         except (AttributeError, TypeError, KeyError, IndexError, ValueError) as exc:
             raise self._malformed(text) from exc
         if message.get("content"):
-            yield Chunk(text=str(message["content"]))
-        for call in calls:
-            yield Chunk(tool_call=call)
-        yield Chunk(usage=usage, finish_reason=str(finish) if finish else None)
+            yield TextDelta(str(message["content"]))
+        yield from calls
+        yield Finished(usage, str(finish) if finish else None)
 
     def _parse(self, text: str) -> dict[str, Any]:
         try:
@@ -445,28 +420,6 @@ class OpenAIProvider:
 
 def _is_openai(base_url: str) -> bool:
     return (urlsplit(base_url).hostname or "").lower() == "api.openai.com"
-
-
-def _usage(raw: dict[str, Any]) -> Usage:
-    return Usage(int(raw.get("prompt_tokens") or 0), int(raw.get("completion_tokens") or 0))
-
-
-def _merge_fragment(pending: dict[int, dict[str, Any]], fragment: dict[str, Any]) -> None:
-    # The first fragment of a call carries its id and name; later ones only argument text.
-    index = fragment.get("index")
-    if not isinstance(index, int):
-        # Servers that omit the index send one call at a time: a new id starts a new call.
-        last = max(pending, default=-1)
-        fresh = fragment.get("id") and (last < 0 or pending[last]["id"] != fragment["id"])
-        index = last + 1 if fresh or last < 0 else last
-    call = pending.setdefault(index, {"id": f"call_{index}", "name": "", "arguments": []})
-    if fragment.get("id"):
-        call["id"] = str(fragment["id"])
-    function = fragment.get("function") or {}
-    if function.get("name"):
-        call["name"] = str(function["name"])
-    if function.get("arguments"):
-        call["arguments"].append(str(function["arguments"]))
 
 
 def _excerpt(body: bytes, limit: int = 200) -> str:

@@ -6,33 +6,44 @@ import json
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from conch.errors import ProviderError
-from conch.messages import Chunk, GenerationOptions, Message, ToolCall, Usage
+from conch.messages import (
+    Finished,
+    GenerationOptions,
+    Message,
+    ProviderEvent,
+    TextDelta,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 
 if TYPE_CHECKING:
     from conch.config.settings import AISettings
 
-Reply = str | ToolCall | BaseException
+# One reply: text, a tool call, several tool calls (text first, if any), or an error to raise.
+Reply = str | ToolCall | Sequence[str | ToolCall] | BaseException
 ReplyFunction = Callable[[Sequence[Message], GenerationOptions], Reply]
 
 
 @dataclass(slots=True)
 class SentRequest:
-    """What the scripted provider was asked: kept so tests can assert on prompts."""
+    """What the scripted provider was asked: kept so tests can assert on prompts and tools."""
 
     messages: list[Message]
     options: GenerationOptions
-    tools: list[dict[str, Any]] | None
+    tools: list[ToolSpec] | None
 
 
 @dataclass
 class ScriptedProvider:
-    """Replies from a queue (strings, ``ToolCall``s, or exceptions to raise) or a function.
+    """Replies from a queue or a function; every request is recorded in ``sent``.
 
-    Every request is recorded in ``sent``. Text replies stream in small pieces so streaming
-    consumers are exercised the same way a real provider exercises them.
+    A reply is a string, a ``ToolCall``, a list of strings and ``ToolCall``s (one turn that
+    says something and calls tools), or an exception to raise. Text streams in small pieces so
+    streaming consumers are exercised the way a real provider exercises them.
     """
 
     replies: deque[Reply] = field(default_factory=deque)
@@ -63,8 +74,8 @@ class ScriptedProvider:
         self,
         messages: Sequence[Message],
         options: GenerationOptions,
-        tools: Sequence[dict[str, Any]] | None = None,
-    ) -> Iterator[Chunk]:
+        tools: Sequence[ToolSpec] | None = None,
+    ) -> Iterator[ProviderEvent]:
         self.sent.append(SentRequest(list(messages), options, list(tools) if tools else None))
         if self.function is not None:
             reply = self.function(messages, options)
@@ -74,15 +85,20 @@ class ScriptedProvider:
             raise ProviderError("scripted provider has no reply left for this request")
         if isinstance(reply, BaseException):
             raise reply
+        parts = [reply] if isinstance(reply, str | ToolCall) else list(reply)
+        calls = [p for p in parts if isinstance(p, ToolCall)]
+        offered = {t.name for t in tools or ()}
+        for call in calls:
+            json.loads(call.arguments or "{}")  # a scripted call must carry valid JSON
+            if tools is not None and call.name not in offered:
+                raise ProviderError(f"scripted tool call '{call.name}' names no offered tool")
+        text = "".join(p for p in parts if isinstance(p, str))
+        for start in range(0, len(text), 8):
+            yield TextDelta(text[start : start + 8])
+        yield from calls
         prompt_tokens = sum(len(m.content.split()) for m in messages)
-        if isinstance(reply, ToolCall):
-            json.loads(reply.arguments or "{}")  # a scripted call must carry valid JSON
-            yield Chunk(tool_call=reply)
-            yield Chunk(usage=Usage(prompt_tokens, 1), finish_reason="tool_calls")
-            return
-        for start in range(0, len(reply), 8):
-            yield Chunk(text=reply[start : start + 8])
-        yield Chunk(usage=Usage(prompt_tokens, len(reply.split())), finish_reason="stop")
+        completion = len(text.split()) + len(calls)
+        yield Finished(Usage(prompt_tokens, completion), "tool_calls" if calls else "stop")
 
     def likelihood(self, messages: Sequence[Message], reply: str) -> float | None:
         """The scripted score of the command the last message asks about (``scores``);

@@ -19,6 +19,7 @@ from conch.validate.verdict import (
     parse_verdict,
     recheck,
     validate,
+    validate_events,
 )
 
 __all__ = [
@@ -38,4 +39,5 @@ __all__ = [
     "static_check",
     "used_options",
     "validate",
+    "validate_events",
 ]

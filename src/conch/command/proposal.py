@@ -1,0 +1,82 @@
+"""What the request -> command pipeline gives back, and the events it streams on the way.
+
+A front end iterates ``Pipeline.events`` (``conch.command.propose``) and renders what it cares
+about: the model's own events (``conch.messages.ProviderEvent``: text as it streams, stages of
+loading, notes, usage) and the pipeline's (``Step``, ``Tried``, ``Validated``), with one
+``Proposed`` last. ``Pipeline.propose`` is the same stream drained.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from conch.command.candidates import Trial
+from conch.command.generate import Generated
+from conch.messages import ProviderEvent
+from conch.policy import Verdict
+from conch.validate import ValidationResult
+
+
+@dataclass(slots=True)
+class Proposal:
+    """A command ready to show: the policy's verdict on it and what validation found.
+
+    ``correction`` is a fix validation suggested that has not been applied (it needs the
+    user's yes unless ``validation.auto_fix``); ``corrected`` tells whether ``command`` is
+    already the fixed one.
+    """
+
+    command: str
+    verdict: Verdict
+    generated: Generated
+    validation: ValidationResult | None = None
+    correction: str | None = None
+    correction_verdict: Verdict | None = None
+    corrected: bool = False
+    notes: list[str] = field(default_factory=list)
+    trials: list[Trial] = field(default_factory=list)
+
+    def trials_json(self) -> list[dict[str, Any]]:
+        """The candidates that were considered, for ``--json`` and history."""
+        return [t.to_json() for t in self.trials]
+
+    def validation_json(self) -> dict[str, Any] | None:
+        """The validation result for ``--json`` and history, or None when none ran."""
+        if self.validation is None:
+            return None
+        data = self.validation.to_json()
+        data["applied_correction"] = self.corrected
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """The pipeline moved on: ``generating``, ``trying alternatives``, ``repairing``,
+    ``reviewing: examples NAME``, ``validating``. Model events that follow belong to it."""
+
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class Tried:
+    """A candidate command was assessed by the policy and, where it could be, dry-run."""
+
+    trial: Trial
+
+
+@dataclass(frozen=True, slots=True)
+class Validated:
+    """Validation's finding on the chosen command."""
+
+    result: ValidationResult
+
+
+@dataclass(frozen=True, slots=True)
+class Proposed:
+    """The pipeline's answer; always the last event."""
+
+    proposal: Proposal
+
+
+PipelineEvent = ProviderEvent | Step | Tried | Validated | Proposed
