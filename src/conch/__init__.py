@@ -1,3 +1,118 @@
-"""conch: a language model behind the Unix shell, safely."""
+"""conch: a language model behind the Unix shell, safely.
+
+The public names below are imported on first use, so ``import conch`` stays instant and the
+model stack loads only when a provider needs it::
+
+    from conch import PolicyContext, assess
+
+    verdict = assess("rm -rf ~", PolicyContext())
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# name -> the module that defines it
+_PUBLIC = {
+    # messages and events
+    "Message": "conch.messages",
+    "GenerationOptions": "conch.messages",
+    "ToolSpec": "conch.messages",
+    "ToolCall": "conch.messages",
+    "ToolResult": "conch.messages",
+    "TextDelta": "conch.messages",
+    "Stage": "conch.messages",
+    "Note": "conch.messages",
+    "Finished": "conch.messages",
+    "ProviderEvent": "conch.messages",
+    # errors
+    "ConchError": "conch.errors",
+    # the safety policy
+    "assess": "conch.policy",
+    "Decision": "conch.policy",
+    "PolicyContext": "conch.policy",
+    "Verdict": "conch.policy",
+    # providers
+    "Provider": "conch.providers.base",
+    "ScriptedProvider": "conch.providers.scripted",
+    "complete": "conch.providers.base",
+    "create_provider": "conch.providers.base",
+    "register_provider": "conch.providers.base",
+    # settings
+    "Settings": "conch.config.settings",
+    "load_settings": "conch.config.settings",
+    # the request -> command pipeline
+    "Pipeline": "conch.command.propose",
+    "Proposal": "conch.command.proposal",
+    "RequestContext": "conch.command.request",
+    "detect_platform": "conch.host.platform",
+}
+
+__all__ = [
+    "ConchError",
+    "Decision",
+    "Finished",
+    "GenerationOptions",
+    "Message",
+    "Note",
+    "Pipeline",
+    "PolicyContext",
+    "Proposal",
+    "Provider",
+    "ProviderEvent",
+    "RequestContext",
+    "ScriptedProvider",
+    "Settings",
+    "Stage",
+    "TextDelta",
+    "ToolCall",
+    "ToolResult",
+    "ToolSpec",
+    "Verdict",
+    "assess",
+    "complete",
+    "create_provider",
+    "detect_platform",
+    "load_settings",
+    "register_provider",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'conch' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC])
+
+
+if TYPE_CHECKING:
+    from conch.command.proposal import Proposal
+    from conch.command.propose import Pipeline
+    from conch.command.request import RequestContext
+    from conch.config.settings import Settings, load_settings
+    from conch.errors import ConchError
+    from conch.host.platform import detect_platform
+    from conch.messages import (
+        Finished,
+        GenerationOptions,
+        Message,
+        Note,
+        ProviderEvent,
+        Stage,
+        TextDelta,
+        ToolCall,
+        ToolResult,
+        ToolSpec,
+    )
+    from conch.policy import Decision, PolicyContext, Verdict, assess
+    from conch.providers.base import Provider, complete, create_provider, register_provider
+    from conch.providers.scripted import ScriptedProvider

@@ -73,7 +73,7 @@ def test_the_openai_provider_biases_the_end_token_the_model_file_names(
     provider = OpenAIProvider(engine_server, None, None, 120.0, 0)
     try:
         # The server's tokenizer and the GGUF metadata agree on the token that ends a reply.
-        assert provider._end_token() == gguf_end_token(embedded_model) is not None
+        assert provider.end_token() == gguf_end_token(embedded_model) is not None
         ask = [
             Message("system", "Reply with one shell command only, on one line, no markdown."),
             Message("user", "count the lines of every python file under src, largest first"),

@@ -217,12 +217,12 @@ class OpenAIProvider:
         if options.grammar and not self._is_azure and not _is_openai(self.base_url):
             # llama.cpp servers honour GBNF; OpenAI and Azure reject unknown fields.
             body["grammar"] = options.grammar
-        end = self._end_token() if options.end_bias else None
+        end = self.end_token() if options.end_bias else None
         if end is not None:
             body["logit_bias"] = {str(end): options.end_bias}
         return body
 
-    def _end_token(self) -> int | None:
+    def end_token(self) -> int | None:
         """The id of the model's end-of-reply token, as a llama.cpp server names it (its
         ``/props`` and ``/tokenize``), or None where the server does not say (OpenAI, Azure,
         Ollama, vLLM): a logit bias needs a token id, which only the server's tokenizer knows."""

@@ -1,0 +1,26 @@
+"""The names ``import conch`` offers: each one resolves, and none loads before it is used."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import conch
+
+
+@pytest.mark.parametrize("name", conch.__all__)
+def test_every_public_name_resolves(name: str) -> None:
+    assert getattr(conch, name) is not None
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no_such_name"):
+        conch.no_such_name  # noqa: B018
+
+
+def test_importing_conch_loads_nothing_else() -> None:
+    code = "import sys, conch; print(sorted(m for m in sys.modules if m.startswith('conch.')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
