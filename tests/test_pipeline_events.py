@@ -60,7 +60,9 @@ def test_alternatives_and_the_repair_are_steps_with_their_candidates() -> None:
 
     def dry_run(command: str) -> DryRun:
         failed = command != "sort a"
-        return DryRun(command, 2 if failed else 0, b"" if failed else b"1\n", "bad" if failed else "")
+        return DryRun(
+            command, 2 if failed else 0, b"" if failed else b"1\n", "bad" if failed else ""
+        )
 
     settings = Settings.model_validate(
         {"generation": {"candidates": 2, "review": 1}, "validation": {"enabled": False}}

@@ -39,13 +39,13 @@ REQUESTS = [
 
 def conch_requests() -> list[tuple[list[Any], Any]]:
     """(messages, options) exactly as conch's one-shot path builds them."""
-    from conch.validate.extract import ONE_LINE_GRAMMAR
     from conch.command.generate import select_examples
     from conch.command.request import RequestContext, build_messages
     from conch.config.paths import Paths
     from conch.config.settings import Settings
     from conch.host.platform import detect_platform
     from conch.messages import GenerationOptions
+    from conch.validate.extract import ONE_LINE_GRAMMAR
 
     settings = Settings()
     prompt = settings.default_prompt
@@ -107,10 +107,11 @@ def through_conch(
 ) -> tuple[list[dict[str, Any]], Any]:
     """conch's local path: the provider the CLI uses (the warm model service)."""
     from conch.config.settings import Settings
-    from conch.providers.base import complete, create_provider
+    from conch.daemon import open_provider
+    from conch.providers.base import complete
 
     settings = Settings()
-    provider = create_provider(settings.ai, settings.daemon)
+    provider = open_provider(settings.ai, settings.daemon)
     rows = []
     for messages, options in requests:
         for round_ in range(rounds + 1):

@@ -14,9 +14,7 @@ class ToolSpec:
 
     name: str
     description: str = ""
-    parameters: dict[str, Any] = field(
-        default_factory=lambda: {"type": "object", "properties": {}}
-    )
+    parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
 
     def to_openai(self) -> dict[str, Any]:
         """The tool in the OpenAI chat-completions ``tools`` shape."""

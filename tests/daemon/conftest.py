@@ -20,9 +20,13 @@ from daemon_util import FAKE_BACKEND
 
 from conch.config.paths import Paths
 from conch.config.settings import AISettings, DaemonSettings, LocalSettings
-from conch.daemon import client
-from conch.daemon.client import DaemonProvider, pid_alive, read_pid, stop_service
+from conch.daemon import client, process
+from conch.daemon.client import stop_service
 from conch.daemon.location import Location
+from conch.daemon.process import pid_alive, read_pid
+from conch.daemon.provider import DaemonProvider
+from conch.messages import Finished, Note, ProviderEvent
+from conch.providers.base import Provider
 
 HERE = Path(__file__).resolve().parent
 
@@ -47,17 +51,18 @@ def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 def _stop_everything(location: Location) -> None:
     with contextlib.suppress(Exception):
         stop_service(location)
-    pids = {p.pid for p in client._SPAWNED}
+    spawned = process.spawned()
+    pids = {p.pid for p in spawned}
     if (pid := read_pid(location)) is not None:
         pids.add(pid)
     for pid in pids:
         if pid_alive(pid):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-    for process in list(client._SPAWNED):
+    for service in spawned:
         with contextlib.suppress(Exception):
-            process.wait(5)
-    client._SPAWNED.clear()
+            service.wait(5)
+    process.reap()
 
 
 @pytest.fixture
@@ -73,16 +78,37 @@ def fake_model(tmp_path: Path) -> Path:
     return path
 
 
+class RecordingProvider(DaemonProvider):
+    """A DaemonProvider that keeps the notes and the engine timings its streams carried."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.notes: list[str] = []
+        self.last_timings: dict[str, Any] | None = None
+
+    def stream(self, *args: Any, **kwargs: Any) -> Iterator[ProviderEvent]:
+        for event in super().stream(*args, **kwargs):
+            if isinstance(event, Note):
+                self.notes.append(event.text)
+            elif isinstance(event, Finished):
+                self.last_timings = event.timings
+            yield event
+
+
 @pytest.fixture
 def make_provider(runtime: Path, fake_model: Path) -> Callable[..., DaemonProvider]:
     """A DaemonProvider on the fake model; keyword arguments go to DaemonSettings."""
 
-    def make(timeout: float = 30.0, backend: str | None = None, **daemon: Any) -> DaemonProvider:
+    def make(
+        timeout: float = 30.0,
+        backend: str | None = None,
+        fallback: Callable[[], Provider] | None = None,
+        **daemon: Any,
+    ) -> DaemonProvider:
         settings = {"idle_timeout_s": 60.0, "start_timeout_s": 30.0, **daemon}
         ai = AISettings(local=LocalSettings(model_path=str(fake_model)), timeout=timeout)
-        provider = DaemonProvider(ai, DaemonSettings(**settings), Paths.default(), backend=backend)
-        provider.notes = []  # type: ignore[attr-defined]
-        provider.on_note = provider.notes.append  # type: ignore[attr-defined]
-        return provider
+        return RecordingProvider(
+            ai, DaemonSettings(**settings), Paths.default(), backend=backend, fallback=fallback
+        )
 
     return make

@@ -15,11 +15,18 @@ import re
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 from conch.config.settings import LocalSettings
 from conch.errors import ConfigError, ProviderError
-from conch.messages import Chunk, GenerationOptions, Message, Usage
+from conch.messages import (
+    Finished,
+    GenerationOptions,
+    Message,
+    ProviderEvent,
+    TextDelta,
+    ToolSpec,
+    Usage,
+)
 
 # Seconds the fake takes to "load", and whether loading fails, from the service's environment.
 LOAD_SECONDS_ENV = "CONCH_TEST_LOAD_SECONDS"
@@ -42,7 +49,6 @@ class EchoProvider:
         self.settings = settings
         self.loaded = False
         self.requests = 0
-        self.last_timings: dict[str, Any] | None = None
 
     def load(self) -> None:
         time.sleep(float(os.environ.get(LOAD_SECONDS_ENV) or 0))
@@ -54,8 +60,8 @@ class EchoProvider:
         self,
         messages: Sequence[Message],
         options: GenerationOptions,
-        tools: Sequence[dict[str, Any]] | None = None,
-    ) -> Iterator[Chunk]:
+        tools: Sequence[ToolSpec] | None = None,
+    ) -> Iterator[ProviderEvent]:
         if not self.loaded:
             self.load()
         self.requests += 1
@@ -65,19 +71,19 @@ class EchoProvider:
             raise ProviderError("the fake model failed on purpose")
         said = re.search(r"say=(\S+)", content)
         if said:
-            yield Chunk(text=said.group(1))
-            yield Chunk(usage=Usage(len(words), 1), finish_reason="stop")
+            yield TextDelta(said.group(1))
+            yield Finished(Usage(len(words), 1), "stop")
             return
         started = time.time()
         time.sleep(_number(words, "first"))
         delay = _number(words, "delay")
         reply = f"echo: {content}"
         for start in range(0, len(reply), 4):
-            yield Chunk(text=reply[start : start + 4])
+            yield TextDelta(reply[start : start + 4])
             time.sleep(delay)
-        yield Chunk(text=f" [{started:.3f} {time.time():.3f}]")
-        self.last_timings = {"request": self.requests, "pid": os.getpid()}
-        yield Chunk(usage=Usage(len(words), len(reply.split())), finish_reason="stop")
+        yield TextDelta(f" [{started:.3f} {time.time():.3f}]")
+        timings = {"request": self.requests, "pid": os.getpid()}
+        yield Finished(Usage(len(words), len(reply.split())), "stop", timings)
 
     def likelihood(self, messages: Sequence[Message], reply: str) -> float | None:
         """Minus the number of words of ``reply`` after the last message's; ``fail`` raises,

@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 
 from cliutil import CliResult, write_config
-from conch.cli.main import _is_daemon_command
 from conch.daemon import client
-from conch.daemon.client import pid_alive
+from conch.daemon.process import pid_alive
 from conch.providers.local import provider as local
 from conch.providers.local.engines import ChunkCallback
 
@@ -81,7 +80,9 @@ def test_a_request_goes_through_the_service(conch: Conch, configured: Path) -> N
     assert status["requests"] >= 1
 
 
-class _PwdEngine:
+class PwdEngine:
+    """An engine that answers ``pwd`` to everything."""
+
     def chat(self, request: dict[str, Any], on_chunk: ChunkCallback | None) -> None:
         assert on_chunk is not None
         on_chunk({"choices": [{"index": 0, "delta": {"content": "pwd"}, "finish_reason": None}]})
@@ -93,11 +94,14 @@ class _PwdEngine:
     def end_token(self) -> int | None:
         return None
 
+    def likelihood(self, messages: Any, reply: str) -> float | None:
+        return None
+
 
 def test_no_daemon_runs_the_model_in_process(
     conch: Conch, configured: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(local, "open_engine", lambda *args: _PwdEngine())
+    monkeypatch.setattr(local, "open_engine", lambda *args: PwdEngine())
     result = conch("--print", "--quiet", "--no-daemon", "say=pwd")
     assert result.code == 0, result.err
     assert result.out == "pwd\n"
@@ -113,29 +117,35 @@ def test_bad_daemon_arguments_are_one_line_usage_errors(conch: Conch, configured
 
 
 @pytest.mark.parametrize(
-    ("argv", "expected"),
+    "argv",
     [
-        (["daemon", "start"], True),
-        (["daemon", "status", "--json"], True),
-        (["daemon", "--help"], True),
-        (["daemon", "stop", "--traceback"], True),
-        (["daemon"], False),
-        (["daemon", "status", "of", "nginx"], False),
-        (["restart", "the", "daemon"], False),
-        (["daemon", "logs"], False),
-        (["daemon", "-p", "status"], False),
-        (["daemon", "start", "stop"], True),  # then a usage error
+        ["daemon", "start"],
+        ["daemon", "status", "--json"],
+        ["daemon", "stop", "--traceback"],
     ],
 )
-def test_which_command_lines_are_the_daemon_subcommand(argv: list[str], expected: bool) -> None:
-    assert _is_daemon_command(argv) is expected
+def test_daemon_with_its_actions_is_the_subcommand(
+    conch: Conch, configured: Path, argv: list[str]
+) -> None:
+    result = conch(*argv)
+    assert result.code in (0, 1) and "conch: " not in result.err, result.err
+    assert result.out.startswith(("model service:", "{"))
+
+
+@pytest.mark.parametrize(
+    "argv", [["daemon"], ["daemon", "status", "of", "nginx"], ["daemon", "logs"]]
+)
+def test_daemon_with_anything_else_says_how_to_ask_instead(conch: Conch, argv: list[str]) -> None:
+    result = conch(*argv)
+    assert result.code == 2
+    assert f"conch -- {' '.join(argv)}" in result.err
 
 
 def test_a_service_that_cannot_start_is_a_note_and_the_request_runs_here(
     conch: Conch, configured: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(client, "DEFAULT_BACKEND", "daemon_fakes:no_such_backend")
-    monkeypatch.setattr(local, "open_engine", lambda *args: _PwdEngine())
+    monkeypatch.setattr(local, "open_engine", lambda *args: PwdEngine())
     result = conch("--print", "say=pwd")
     assert result.code == 0, result.err
     assert result.out == "pwd\n"

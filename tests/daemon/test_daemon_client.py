@@ -17,17 +17,12 @@ import pytest
 from daemon_util import wait_for
 
 from conch.daemon import client
-from conch.daemon.client import (
-    DaemonProvider,
-    ServiceSpec,
-    pid_alive,
-    read_pid,
-    service_argv,
-    service_status,
-)
+from conch.daemon.client import ServiceSpec, service_argv, service_status
 from conch.daemon.location import Location
+from conch.daemon.process import pid_alive, read_pid
+from conch.daemon.provider import DaemonProvider
 from conch.errors import ProviderError
-from conch.messages import GenerationOptions, Message
+from conch.messages import GenerationOptions, Message, TextDelta
 from conch.providers import ScriptedProvider
 from conch.providers.base import complete
 
@@ -77,7 +72,7 @@ def test_a_service_killed_mid_answer_is_a_clear_error_not_a_hang(
 ) -> None:
     provider = make_provider(timeout=60)
     stream = provider.stream(ask("a long answer delay=0.3"), GenerationOptions())
-    assert next(stream).text
+    assert next(e for e in stream if isinstance(e, TextDelta)).text  # past the start's stages
     assert provider.service_pid is not None
     began = time.monotonic()
     os.kill(provider.service_pid, signal.SIGKILL)
@@ -115,7 +110,7 @@ def test_a_service_killed_before_answering_is_replaced_and_the_request_retried(
     assert not thread.is_alive() and not errors, errors
     assert answers[0].startswith("echo: slow start first=2 [")
     assert provider.service_pid not in (None, old)
-    assert any("stopped before answering; retrying" in n for n in provider.notes)  # type: ignore[attr-defined]
+    assert any("stopped before answering; retrying" in n for n in provider.notes)
 
 
 def test_a_stale_socket_and_pid_file_are_cleared(
@@ -138,8 +133,8 @@ def test_a_service_of_another_version_or_model_is_replaced(
     spec = ServiceSpec.build(provider.ai, provider.daemon, provider.paths)
     argv = service_argv(spec)
     code = (
-        "import sys, conch; conch.__version__ = '0.0.1'; "
-        "from conch.daemon.service import main; main(sys.argv[1:])"
+        "import sys; from conch import version; version.__version__ = '0.0.1'; "
+        "from conch.daemon.serve import main; main(sys.argv[1:])"
     )
     old = subprocess.Popen(
         [sys.executable, "-c", code, *argv[argv.index("serve") :]],
@@ -198,15 +193,16 @@ def test_two_clients_starting_at_once_share_one_service(
 def test_a_service_that_cannot_start_falls_back_to_this_process(
     make_provider: MakeProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from conch.providers.local import provider as local
-
-    monkeypatch.setattr(local, "LocalProvider", lambda *args: ScriptedProvider.of("pwd"))
-    provider = make_provider(backend="daemon_fakes:no_such_backend", start_timeout_s=60)
+    provider = make_provider(
+        backend="daemon_fakes:no_such_backend",
+        start_timeout_s=60,
+        fallback=lambda: ScriptedProvider.of("pwd"),
+    )
     began = time.monotonic()
     assert complete(provider, ask("where am i")).text == "pwd"
     assert time.monotonic() - began < 30  # noticed the exit, did not wait out the timeout
     assert provider.in_process
-    (note,) = provider.notes  # type: ignore[attr-defined]
+    (note,) = provider.notes
     assert "exited at start" in note and "running the model in this process" in note
     assert "no_such_backend" in note
 
@@ -214,16 +210,13 @@ def test_a_service_that_cannot_start_falls_back_to_this_process(
 def test_a_socket_path_too_long_falls_back_without_starting_anything(
     make_provider: MakeProvider, monkeypatch: pytest.MonkeyPatch, runtime: Path
 ) -> None:
-    from conch.providers.local import provider as local
-
     deep = runtime / ("d" * 60) / ("e" * 60)
     deep.mkdir(mode=0o700, parents=True)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(deep))
-    monkeypatch.setattr(local, "LocalProvider", lambda *args: ScriptedProvider.of("ls"))
     monkeypatch.setattr(client, "spawn", lambda spec: pytest.fail("spawned a service"))
-    provider = make_provider()
+    provider = make_provider(fallback=lambda: ScriptedProvider.of("ls"))
     assert complete(provider, ask("list")).text == "ls"
-    assert "too long" in provider.notes[0]  # type: ignore[attr-defined]
+    assert "too long" in provider.notes[0]
 
 
 def test_a_service_that_stops_answering_is_killed_and_replaced(

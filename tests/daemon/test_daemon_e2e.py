@@ -8,9 +8,11 @@ import pytest
 
 from conch.config.paths import Paths
 from conch.config.settings import AISettings, DaemonSettings
-from conch.daemon.client import DaemonProvider, pid_alive, service_status, stop_service
+from conch.daemon.client import service_status, stop_service
 from conch.daemon.location import Location
-from conch.messages import GenerationOptions, Message
+from conch.daemon.process import pid_alive
+from conch.daemon.provider import DaemonProvider
+from conch.messages import Finished, GenerationOptions, Message, ProviderEvent
 from conch.providers.base import complete
 from conch.providers.local.model_files import embedded_model_path
 
@@ -40,12 +42,15 @@ def test_the_real_model_answers_twice_through_one_warm_service(location: Locatio
 
     second = DaemonProvider(ai, daemon, Paths.default(), backend="local")
     began = time.monotonic()
-    two = complete(second, [SYSTEM, Message("user", "list the files in this directory")], options)
+    seen: list[ProviderEvent] = []
+    ask = [SYSTEM, Message("user", "list the files in this directory")]
+    two = complete(second, ask, options, on_event=seen.append)
     warm = time.monotonic() - began
     assert "ls" in two.text
     assert second.service_pid == pid  # the same loaded model answered
     assert not first.in_process and not second.in_process
-    timings = second.last_timings or {}
+    (end,) = [e for e in seen if isinstance(e, Finished)]
+    timings = end.timings or {}
     if "cache_n" in timings:  # llama.cpp reports how much of the prompt it reused
         assert timings["cache_n"] > 0, timings
     assert warm < cold

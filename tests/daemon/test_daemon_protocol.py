@@ -21,7 +21,16 @@ from conch.daemon.location import (
 )
 from conch.daemon.protocol import Channel, ConnectionLost, ProtocolError
 from conch.errors import ConfigError, ProviderError
-from conch.messages import Chunk, GenerationOptions, Message, ToolCall, Usage
+from conch.messages import (
+    Finished,
+    GenerationOptions,
+    Message,
+    Note,
+    Stage,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
 
 
 def test_messages_and_options_survive_the_wire() -> None:
@@ -47,16 +56,40 @@ def test_messages_and_options_survive_the_wire() -> None:
 
 
 @pytest.mark.parametrize(
-    "chunk",
+    ("event", "wire"),
     [
-        Chunk(text="ls -l"),
-        Chunk(tool_call=ToolCall("c", "f", "{}")),
-        Chunk(usage=Usage(12, 3), finish_reason="stop"),
+        (TextDelta("ls -l"), {"type": "chunk", "text": "ls -l"}),
+        (
+            ToolCall("c", "f", "{}"),
+            {"type": "chunk", "tool_call": {"id": "c", "name": "f", "arguments": "{}"}},
+        ),
+        (
+            Finished(Usage(12, 3), "stop"),
+            {
+                "type": "chunk",
+                "usage": {"prompt_tokens": 12, "completion_tokens": 3},
+                "finish_reason": "stop",
+            },
+        ),
     ],
 )
-def test_chunks_survive_the_wire(chunk: Chunk) -> None:
-    wire = protocol.decode(protocol.encode(protocol.chunk_to_wire(chunk)))
-    assert protocol.chunk_from_wire(wire) == chunk
+def test_events_travel_as_the_chunk_messages_they_always_were(
+    event: TextDelta | ToolCall | Finished, wire: dict[str, object]
+) -> None:
+    sent = protocol.event_to_wire(event)
+    assert sent == wire
+    assert protocol.events_from_wire(protocol.decode(protocol.encode(wire))) == [event]
+
+
+def test_stages_and_notes_are_not_sent_as_chunks() -> None:
+    assert protocol.event_to_wire(Stage("loading model")) is None
+    assert protocol.event_to_wire(Note("fell back")) is None
+    assert protocol.event_to_wire(TextDelta("")) is None
+
+
+def test_an_older_chunk_with_text_and_usage_is_read_in_order() -> None:
+    wire = {"type": "chunk", "text": "ls", "usage": {"prompt_tokens": 1, "completion_tokens": 1}}
+    assert protocol.events_from_wire(wire) == [TextDelta("ls"), Finished(Usage(1, 1))]
 
 
 def test_errors_keep_their_kind_and_fit_on_one_line() -> None:

@@ -18,11 +18,12 @@ from daemon_util import FAKE_BACKEND
 import conch
 from conch.config.settings import LocalSettings
 from conch.daemon import client, protocol, service
-from conch.daemon.client import DaemonProvider, connect
+from conch.daemon.client import connect
 from conch.daemon.location import Location, ServiceUnavailable
+from conch.daemon.provider import DaemonProvider
 from conch.daemon.service import Service, ServiceConfig
 from conch.errors import ProviderError
-from conch.messages import GenerationOptions, Message
+from conch.messages import GenerationOptions, Message, ProviderEvent, Stage
 from conch.providers.base import complete
 
 
@@ -120,9 +121,13 @@ def test_two_clients_at_once_are_served_one_after_the_other(
     def one(name: str) -> None:
         provider = make_provider()
         stages[name] = []
-        provider.on_progress = lambda stage, _fraction: stages[name].append(stage)
+
+        def seen(event: ProviderEvent) -> None:
+            if isinstance(event, Stage):
+                stages[name].append(event.label)
+
         barrier.wait(10)
-        answers[name] = complete(provider, ask(f"{name} delay=0.1")).text
+        answers[name] = complete(provider, ask(f"{name} delay=0.1"), on_event=seen).text
 
     threads = [threading.Thread(target=one, args=(name,)) for name in ("alpha", "beta")]
     for thread in threads:

@@ -8,11 +8,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conch.validate.extract import ONE_LINE_GRAMMAR
 from conch.messages import GenerationOptions, Message
 from conch.providers.base import complete
 from conch.providers.local.engines import gguf_end_token
 from conch.providers.openai import OpenAIProvider
+from conch.validate.extract import ONE_LINE_GRAMMAR
 
 pytestmark = pytest.mark.e2e
 

@@ -7,18 +7,49 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from conch import __version__
 from conch.cli.environment import Environment
 from conch.cli.status import ExitStatus, status_for
 from conch.errors import ConchError, UsageError
+from conch.version import __version__
 
-USAGE = (
-    "conch [OPTIONS] [PROMPT_FILE.yaml] REQUEST...\n"
-    "       conch check [--unsafe] [--json] -- COMMAND\n"
-    "       conch daemon start|status|stop [--json]\n"
-    "       conch help [TOPIC]"
-)
 DAEMON_ACTIONS = ("start", "status", "stop")
+
+
+class Command:
+    """A subcommand: the word that selects it, its usage line, and what it does.
+
+    A plain class rather than a dataclass: ``dataclasses`` would be most of the import time
+    of ``conch --help``.
+    """
+
+    __slots__ = ("name", "summary", "usage")
+
+    def __init__(self, name: str, usage: str, summary: str) -> None:
+        self.name, self.usage, self.summary = name, usage, summary
+
+
+# Every word that selects a subcommand. A request that starts with one of them is written
+# ``conch -- WORDS`` or ``conch ask WORDS``.
+COMMANDS = {
+    c.name: c
+    for c in (
+        Command("check", "conch check [--unsafe] [--json] -- COMMAND", "check a command"),
+        Command("daemon", "conch daemon start|status|stop [--json]", "the warm model service"),
+        Command("help", "conch help [TOPIC]", "the manual"),
+    )
+}
+# Words kept for subcommands still to come.
+RESERVED = ("run", "chat", "shell", "serve", "mcp", "auth")
+# The word that always starts a request.
+ASK = "ask"
+
+USAGE = "\n       ".join(
+    [
+        "conch [OPTIONS] [PROMPT_FILE.yaml] REQUEST...",
+        "conch [OPTIONS] -- REQUEST...   (or: conch ask [OPTIONS] REQUEST...)",
+        *(c.usage for c in COMMANDS.values()),
+    ]
+)
 DESCRIPTION = (
     "Turn a request in plain language into one shell command for this machine, check it with "
     "the safety policy, show it, and run it on your say-so. `conch help topics` lists the "
@@ -153,30 +184,61 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> i
 
 
 def _dispatch(args: list[str], env: Environment) -> int:
-    if args and args[0] == "help" and len(args) <= 2:
-        return _help(args[1:], env)
-    if args and args[0] == "check" and len(args) > 1 and args[1].startswith("-"):
-        from conch.cli.check import run_check
-
-        return run_check(build_check_parser().parse_args(args[1:]), env)
-    if _is_daemon_command(args):
-        from conch.cli.daemoncmd import run_daemon
-
-        return run_daemon(build_daemon_parser().parse_args(args[1:]), env)
-    parsed = build_parser().parse_args(args)
+    """The subcommand ``args[0]`` names (``COMMANDS``), else a one-shot request."""
+    first = args[0] if args else ""
+    if first in COMMANDS:
+        return _subcommand(first, args[1:], env)
+    if first in RESERVED:
+        raise UsageError(
+            f"`conch {first}` is not available in this version; to ask for a command that "
+            f"starts with '{first}', write: {_as_request(args)}"
+        )
+    request = args[1:] if first == ASK else args
+    parsed = build_parser().parse_args(request)
+    words: list[str] = parsed.words
+    command_word = bool(words) and (words[0] in COMMANDS or words[0] in RESERVED)
+    if command_word and first != ASK and "--" not in request[: request.index(words[0])]:
+        raise UsageError(
+            f"'{words[0]}' is a subcommand word; write the request as: {_as_request(words)}"
+        )
     parsed.argv = args
     from conch.cli.oneshot import run
 
     return run(parsed, env)
 
 
-def _is_daemon_command(args: list[str]) -> bool:
-    """``conch daemon start`` is the subcommand; ``conch daemon status of nginx`` a request.
+def _subcommand(name: str, rest: list[str], env: Environment) -> int:
+    if name == "help":
+        if len(rest) > 1:
+            raise UsageError(
+                f"`conch help` takes one topic; to ask for a command, write: "
+                f"{_as_request(['help', *rest])}"
+            )
+        return _help(rest, env)
+    if name == "check":
+        if "--" not in rest and not {"-h", "--help"} & set(rest):
+            raise UsageError(
+                "`conch check` checks a command written after `--` (conch check -- rm -rf build);"
+                f" to ask for a command, write: {_as_request(['check', *rest])}"
+            )
+        from conch.cli.check import run_check
 
-    The subcommand is ``daemon`` followed by nothing but its actions and its own flags.
-    """
-    known = (*DAEMON_ACTIONS, "--json", "--traceback", "-h", "--help")
-    return len(args) >= 2 and args[0] == "daemon" and all(arg in known for arg in args[1:])
+        return run_check(build_check_parser().parse_args(rest), env)
+    try:
+        parsed = build_daemon_parser().parse_args(rest)
+    except UsageError as exc:
+        raise UsageError(
+            f"{str(exc).removesuffix('; see `conch --help`')}; "
+            f"to ask for a command, write: {_as_request(['daemon', *rest])}"
+        ) from None
+    from conch.cli.daemoncmd import run_daemon
+
+    return run_daemon(parsed, env)
+
+
+def _as_request(words: Sequence[str]) -> str:
+    """How ``words`` are written as a request when they start with a subcommand word."""
+    return f"conch -- {' '.join(words)}  (or: conch ask {' '.join(words)})"
 
 
 def _help(rest: list[str], env: Environment) -> int:

@@ -21,7 +21,9 @@ from conch.errors import (
 )
 
 if TYPE_CHECKING:
-    from conch.command.propose import Proposal
+    from collections.abc import Callable
+
+    from conch.command.proposal import PipelineEvent, Proposal
     from conch.config.settings import LoadedSettings, PromptConfig
     from conch.policy import PolicyContext, Verdict
     from conch.providers.base import Provider
@@ -137,18 +139,31 @@ def _load(args: argparse.Namespace, env: Environment) -> LoadedSettings:
     return load_settings(env.environ, Paths.default(), env.cwd, flags, ask_trust)
 
 
-def _provider(state: Run, loaded: LoadedSettings, progress: ui.Progress) -> Provider:
-    from conch.providers.base import create_provider
+def _provider(state: Run, loaded: LoadedSettings) -> Provider:
+    from conch.daemon import open_provider
 
     ai = loaded.settings.ai
-    provider = create_provider(ai, loaded.settings.daemon)
+    provider = open_provider(ai, loaded.settings.daemon)
     state.provider_name = ai.provider
     state.model = ai.model or (ai.local.model_path if ai.provider == "local" else None)
-    if hasattr(provider, "on_progress"):
-        provider.on_progress = progress.stage
-    if hasattr(provider, "on_note"):
-        provider.on_note = lambda text: _note(state, progress, text)
     return provider
+
+
+def _renderer(state: Run, progress: ui.Progress) -> Callable[[PipelineEvent], None]:
+    """Show the events of a request as they come: steps and the model's progress on the
+    spinner line, notes on stderr (and in history)."""
+    from conch.command.proposal import Step
+    from conch.messages import Finished, Note, Stage, TextDelta
+
+    def render(event: PipelineEvent) -> None:
+        if isinstance(event, Note):
+            _note(state, progress, event.text)
+        elif isinstance(event, Step):
+            progress.start(event.label)
+        elif isinstance(event, TextDelta | Stage | Finished):
+            progress.on_event(event)
+
+    return render
 
 
 def _note(state: Run, progress: ui.Progress, text: str) -> None:
@@ -171,58 +186,40 @@ def _prompt_and_request(state: Run, loaded: LoadedSettings) -> tuple[PromptConfi
 
 def _oneshot(state: Run, loaded: LoadedSettings) -> int:
     from conch.command.generate import explain
-    from conch.command.propose import propose
-    from conch.command.request import RequestContext, peek_samples, read_capped, scope_dot_listing
+    from conch.command.propose import Pipeline
+    from conch.command.request import gather
     from conch.config.paths import Paths
     from conch.host.platform import detect_platform
+    from conch.policy import Decision
 
     args, env = state.args, state.env
     settings = loaded.settings
     prompt, request, prompt_source = _prompt_and_request(state, loaded)
     state.request = request
     caps = settings.context
-    ctx = RequestContext(request=request, scope=args.scope)
-    if args.scope == ".":
-        ctx.scope_listing = scope_dot_listing(env.cwd, caps.scope_max_bytes)
-    if args.peek:
-        ctx.peek_samples = peek_samples(args.peek, env.cwd, caps.peek_max_bytes)
-    if not env.stdin_isatty:
-        data = env.stdin.read(caps.stdin_max_bytes + 1)
-        if data.strip():
-            ctx.stdin_text = read_capped(data.encode("utf-8"), caps.stdin_max_bytes)
-    platform = detect_platform(Paths.default().cache_dir, env.environ)
+    piped = None if env.stdin_isatty else env.stdin.read(caps.stdin_max_bytes + 1)
+    ctx = gather(request, env.cwd, caps, args.scope, args.peek or (), piped)
+    cache_dir = Paths.default().cache_dir
+    platform = detect_platform(cache_dir, env.environ)
     n_ctx = settings.ai.local.n_ctx if settings.ai.provider == "local" else None
     progress = ui.Progress(env, enabled=not args.quiet, n_ctx=n_ctx)
-    provider = _provider(state, loaded, progress)
-    dry_runner = None
-    if settings.generation.dry_run and not args.no_dry_run:
-        from conch.execute.dryrun import SandboxDryRunner
-
-        dry_runner = SandboxDryRunner(
-            env.cwd,
-            platform.shell,
-            env.environ,
-            settings.generation.dry_run_timeout_s,
-            scratch=settings.generation.dry_run_scratch,
-        )
-        if not dry_runner.available:
-            dry_runner = None
-            state.notes.append("dry runs skipped: bubblewrap is not installed or not usable")
+    render = _renderer(state, progress)
+    provider = _provider(state, loaded)
+    pipeline = Pipeline.build(
+        provider,
+        settings,
+        platform,
+        _policy_context(state, prompt),
+        env.cwd,
+        env.environ,
+        prompt,
+        cache_dir,
+        dry_run=not args.no_dry_run,
+    )
+    state.notes.extend(pipeline.notes)
     try:
-        progress.start("generating")
         try:
-            proposal = propose(
-                provider,
-                prompt,
-                platform,
-                ctx,
-                settings,
-                _policy_context(state, prompt),
-                Paths.default().cache_dir,
-                progress.on_chunk,
-                progress.start,
-                dry_runner,
-            )
+            proposal = pipeline.propose(ctx, render)
         finally:
             progress.clear()
         state.validation = proposal.validation_json()
@@ -237,10 +234,10 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
             return ExitStatus.OK
         forced = _forced_explain(prompt, verdict)
         explanation = None
-        if (args.explain or forced) and verdict.decision.value != "reject":
+        if (args.explain or forced) and verdict.decision is not Decision.REJECT:
             progress.start("explaining")
             try:
-                explanation = explain(provider, command, request, progress.on_chunk)
+                explanation = explain(provider, command, request, render)
             finally:
                 progress.clear()
         if args.json:
@@ -432,11 +429,11 @@ def _analyze(state: Run, loaded: LoadedSettings) -> int:
             f"no history yet at {history.path}: run a request first, then --analyze explains it"
         )
     progress = ui.Progress(env, enabled=not state.args.quiet)
-    provider = _provider(state, loaded, progress)
+    provider = _provider(state, loaded)
     try:
         progress.start("analyzing")
         try:
-            text = analyze(provider, entry, progress.on_chunk)
+            text = analyze(provider, entry, _renderer(state, progress))
         finally:
             progress.clear()
     finally:
@@ -452,6 +449,7 @@ def _state_dir() -> Path:
 
 
 def _record(state: Run, loaded: LoadedSettings, code: int) -> None:
+    from conch.policy import Decision
     from conch.storage.history import History, HistoryEntry
 
     if not loaded.settings.history.enabled:
@@ -459,7 +457,7 @@ def _record(state: Run, loaded: LoadedSettings, code: int) -> None:
     args = state.args
     verdict = state.verdict
     notes = list(state.notes)
-    if verdict is not None and verdict.reasons and verdict.decision.value != "allow":
+    if verdict is not None and verdict.reasons and verdict.decision is not Decision.ALLOW:
         notes.extend(verdict.reasons)
     entry: HistoryEntry = HistoryEntry(
         ts=HistoryEntry.now(),

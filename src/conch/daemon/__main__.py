@@ -2,6 +2,6 @@
 
 import sys
 
-from conch.daemon.service import main
+from conch.daemon.serve import main
 
 sys.exit(main())

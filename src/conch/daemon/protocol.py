@@ -21,17 +21,27 @@ Messages and options travel as ``dataclasses.asdict`` of ``conch.messages`` type
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
 
 from conch import errors
-from conch.messages import Chunk, GenerationOptions, Message, Role, ToolCall, Usage
+from conch.messages import (
+    Finished,
+    GenerationOptions,
+    Message,
+    ProviderEvent,
+    Role,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
 
 if TYPE_CHECKING:
     from conch.config.settings import LocalSettings
@@ -169,32 +179,42 @@ def options_from_wire(data: Any) -> GenerationOptions:
         raise ProtocolError("malformed options") from None
 
 
-def chunk_to_wire(chunk: Chunk) -> dict[str, Any]:
-    """One streamed chunk as a ``chunk`` message carrying only the fields that are set."""
-    message: dict[str, Any] = {"type": "chunk"}
-    if chunk.text:
-        message["text"] = chunk.text
-    if chunk.tool_call is not None:
-        message["tool_call"] = asdict(chunk.tool_call)
-    if chunk.usage is not None:
-        message["usage"] = asdict(chunk.usage)
-    if chunk.finish_reason is not None:
-        message["finish_reason"] = chunk.finish_reason
-    return message
+def event_to_wire(event: ProviderEvent) -> dict[str, Any] | None:
+    """A reply event as a ``chunk`` message carrying only the fields that are set: text, a
+    whole tool call, or the usage and finish reason at the end (the engine's timings travel
+    in ``done``). Stages and notes are not sent this way (None): the service reports its
+    own stages in ``progress`` messages."""
+    if isinstance(event, TextDelta):
+        return {"type": "chunk", "text": event.text} if event.text else None
+    if isinstance(event, ToolCall):
+        return {"type": "chunk", "tool_call": asdict(event)}
+    if isinstance(event, Finished):
+        message: dict[str, Any] = {"type": "chunk", "usage": asdict(event.usage)}
+        if event.finish_reason is not None:
+            message["finish_reason"] = event.finish_reason
+        return message
+    return None
 
 
-def chunk_from_wire(message: dict[str, Any]) -> Chunk:
-    """A ``chunk`` message back as a Chunk."""
+def events_from_wire(message: dict[str, Any]) -> list[TextDelta | ToolCall | Finished]:
+    """A ``chunk`` message back as events, in the order a provider streams them."""
     try:
+        events: list[TextDelta | ToolCall | Finished] = []
+        if message.get("text"):
+            events.append(TextDelta(str(message["text"])))
         call = message.get("tool_call")
+        if call is not None:
+            events.append(ToolCall(**call))
         usage = message.get("usage")
         finish = message.get("finish_reason")
-        return Chunk(
-            text=str(message.get("text") or ""),
-            tool_call=ToolCall(**call) if call is not None else None,
-            usage=Usage(**usage) if usage is not None else None,
-            finish_reason=str(finish) if finish is not None else None,
-        )
+        if usage is not None or finish is not None:
+            events.append(
+                Finished(
+                    Usage(**usage) if usage is not None else Usage(),
+                    str(finish) if finish is not None else None,
+                )
+            )
+        return events
     except TypeError:
         raise ProtocolError("malformed chunk") from None
 
@@ -232,3 +252,25 @@ def model_identity(path: Path, settings: LocalSettings, backend: str) -> dict[st
         "n_threads": settings.n_threads,
         "backend": backend,
     }
+
+
+@contextlib.contextmanager
+def keepalive(channel: Channel, seconds: float) -> Iterator[None]:
+    """Send a ``keepalive`` whenever ``channel`` has been silent for ``seconds``."""
+    done = threading.Event()
+
+    def beat() -> None:
+        while not done.wait(seconds / 4):
+            if time.monotonic() - channel.last_sent >= seconds:
+                try:
+                    channel.send({"type": "keepalive"})
+                except (ConnectionLost, OSError):
+                    return
+
+    thread = threading.Thread(target=beat, name="conch-daemon-beat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()

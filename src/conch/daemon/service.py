@@ -10,25 +10,20 @@ service. After ``idle_timeout_s`` seconds without requests the service exits by 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import importlib
 import logging
 import os
 import select
-import signal
 import socket
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
-import conch
-from conch.config.settings import LocalSettings
-from conch.daemon import protocol
+from conch import version
+from conch.daemon import process, protocol
+from conch.daemon.backend import ServedModel, ServiceConfig, load_backend
 from conch.daemon.location import (
     ServiceUnavailable,
     check_socket_path,
@@ -36,16 +31,13 @@ from conch.daemon.location import (
     listening,
     peer_allowed,
 )
-from conch.daemon.protocol import Channel, ConnectionLost, ProtocolError
+from conch.daemon.protocol import Channel, ConnectionLost, ProtocolError, keepalive
 from conch.errors import ConchError, ProviderError
-from conch.messages import GenerationOptions, Message
-from conch.providers.base import Provider, likelihood
+from conch.messages import Finished, GenerationOptions, Message, ToolSpec
 
 log = logging.getLogger("conch.daemon")
 # What a request parses into before its work runs (``Service._request``).
 _Request = TypeVar("_Request")
-
-Backend = Callable[[LocalSettings, Path], Provider]
 
 # How often the accept loop wakes to check for idleness and a stop request.
 POLL_SECONDS = 0.25
@@ -61,43 +53,10 @@ class _Stopping(Exception):
     """The service is shutting down while a request waits or runs."""
 
 
-def local_backend(settings: LocalSettings, cache_dir: Path) -> Provider:
-    """conch's own in-process provider: llama.cpp on ``settings.model_path``."""
-    from conch.providers.local.provider import LocalProvider
-
-    return LocalProvider(settings, cache_dir)
-
-
-def load_backend(name: str) -> Backend:
-    """The provider factory ``name`` selects: ``local``, or ``module:function`` (for tests)."""
-    if name == protocol.LOCAL_BACKEND:
-        return local_backend
-    module, _, attribute = name.partition(":")
-    if not module or not attribute:
-        raise ServiceUnavailable(f"unknown model service backend '{name}'")
-    try:
-        factory: Backend = getattr(importlib.import_module(module), attribute)
-    except (ImportError, AttributeError) as exc:
-        raise ServiceUnavailable(f"cannot load backend '{name}': {exc}") from None
-    return factory
-
-
-@dataclass(frozen=True, slots=True)
-class ServiceConfig:
-    """What one service runs: its socket and pid file, the model, and when to quit."""
-
-    socket_path: Path
-    pid_file: Path
-    local: LocalSettings
-    cache_dir: Path
-    idle_timeout_s: float
-    backend: str = protocol.LOCAL_BACKEND
-
-
 class Service:
     """Accepts connections, answers hellos and status at once, and runs requests in turn."""
 
-    def __init__(self, config: ServiceConfig, provider: Provider | None = None) -> None:
+    def __init__(self, config: ServiceConfig, provider: ServedModel | None = None) -> None:
         if not config.local.model_path:
             raise ServiceUnavailable("the model service needs a model path")
         self.config = config
@@ -220,15 +179,12 @@ class Service:
         The engine holds the interpreter lock while it loads, so a service that listened
         during the load could not even answer a hello; clients wait for the socket instead.
         """
-        load = getattr(self.provider, "load", None)
-        if load is None:
-            return
         with self._model_lock:
             with self._state_lock:
                 self.loading = True
             started = time.monotonic()
             try:
-                load()
+                self.provider.load()
             except Exception as exc:
                 self.load_error = " ".join(str(exc).split())
                 log.warning("loading the model failed: %s", self.load_error)
@@ -315,7 +271,7 @@ class Service:
         return {
             "type": "hello",
             "protocol": protocol.PROTOCOL,
-            "version": conch.__version__,
+            "version": version.__version__,
             "pid": os.getpid(),
             "model": self.identity,
         }
@@ -328,7 +284,7 @@ class Service:
             data = {
                 "type": "status",
                 "pid": os.getpid(),
-                "version": conch.__version__,
+                "version": version.__version__,
                 "protocol": protocol.PROTOCOL,
                 "socket": str(self.config.socket_path),
                 "model": self.identity,
@@ -342,20 +298,24 @@ class Service:
                 "waiting": self.waiting,
                 "idle_s": 0.0 if busy else round(now - self.last_request, 3),
                 "idle_timeout_s": self.idle_timeout_s,
-                "rss_bytes": rss_bytes(),
+                "rss_bytes": process.rss_bytes(),
             }
         return data
 
     # -- requests -------------------------------------------------------------------------
 
     def _complete(self, channel: Channel, message: dict[str, Any]) -> None:
-        def parse() -> tuple[list[Message], GenerationOptions, list[dict[str, Any]] | None]:
+        def parse() -> tuple[list[Message], GenerationOptions, list[ToolSpec] | None]:
             messages = protocol.messages_from_wire(message.get("messages"))
             options = protocol.options_from_wire(message.get("options") or {})
             tools = message.get("tools")
             if tools is not None and not isinstance(tools, list):
                 raise ProtocolError("tools must be a list")
-            return messages, options, tools
+            try:
+                specs = [ToolSpec.from_openai(tool) for tool in tools] if tools else None
+            except ValueError as exc:
+                raise ProtocolError(f"tools: {exc}") from None
+            return messages, options, specs
 
         self._request(channel, parse, lambda request: self._generate(channel, *request))
 
@@ -377,7 +337,7 @@ class Service:
         except ProtocolError as exc:
             channel.send(_error(f"bad request: {exc}"))
             return
-        with self._keepalive(channel):
+        with keepalive(channel, KEEPALIVE_SECONDS):
             try:
                 with self._turn(channel):
                     work(request)
@@ -385,10 +345,10 @@ class Service:
                 channel.send(_error("the model service was stopped during the request"))
 
     def _score(self, channel: Channel, messages: list[Message], reply: str) -> None:
-        if not getattr(self.provider, "loaded", True):
+        if not self.provider.loaded:
             channel.send({"type": "progress", "stage": "loading model"})
         try:
-            value = likelihood(self.provider, messages, reply)
+            value = self.provider.likelihood(messages, reply)
         except (_Stopping, ConnectionLost, TimeoutError):
             raise  # the client went away: nobody to tell
         except Exception as exc:
@@ -415,17 +375,22 @@ class Service:
         channel: Channel,
         messages: Sequence[Message],
         options: GenerationOptions,
-        tools: list[dict[str, Any]] | None,
+        tools: list[ToolSpec] | None,
     ) -> None:
         started = time.monotonic()
-        if not getattr(self.provider, "loaded", True):
+        if not self.provider.loaded:
             channel.send({"type": "progress", "stage": "loading model"})
         stream = self.provider.stream(messages, options, tools)
+        timings: dict[str, Any] | None = None
         try:
-            for chunk in stream:
+            for event in stream:
                 if self._stop.is_set():
                     raise _Stopping
-                channel.send(protocol.chunk_to_wire(chunk))
+                if isinstance(event, Finished):
+                    timings = event.timings
+                wire = protocol.event_to_wire(event)
+                if wire is not None:
+                    channel.send(wire)
         except (_Stopping, ConnectionLost, TimeoutError):
             raise
         except Exception as exc:
@@ -433,11 +398,9 @@ class Service:
             return
         finally:
             # Stops the engine at its next token when the client went away mid-answer.
-            close = getattr(stream, "close", None)
-            if close is not None:
-                close()
+            if isinstance(stream, Generator):
+                stream.close()
             self._served()
-        timings = getattr(self.provider, "last_timings", None)
         log.info(
             "request %d served in %.2f s%s",
             self.requests_served,
@@ -447,14 +410,13 @@ class Service:
         channel.send({"type": "done", "timings": timings})
 
     def _load(self, channel: Channel) -> None:
-        with self._keepalive(channel):
+        with keepalive(channel, KEEPALIVE_SECONDS):
             try:
                 with self._turn(channel):
-                    load = getattr(self.provider, "load", None)
-                    if load is not None and not getattr(self.provider, "loaded", True):
+                    if not self.provider.loaded:
                         channel.send({"type": "progress", "stage": "loading model"})
                         started = time.monotonic()
-                        load()
+                        self.provider.load()
                         self.load_seconds = time.monotonic() - started
                         self.load_error = None
             except _Stopping:
@@ -501,27 +463,6 @@ class Service:
                 self.last_request = time.monotonic()
             self._model_lock.release()
 
-    @contextlib.contextmanager
-    def _keepalive(self, channel: Channel) -> Iterator[None]:
-        """Send a keepalive whenever the connection has been silent for a while."""
-        done = threading.Event()
-
-        def beat() -> None:
-            while not done.wait(KEEPALIVE_SECONDS / 4):
-                if time.monotonic() - channel.last_sent >= KEEPALIVE_SECONDS:
-                    try:
-                        channel.send({"type": "keepalive"})
-                    except (ConnectionLost, OSError):
-                        return
-
-        thread = threading.Thread(target=beat, name="conch-daemon-beat", daemon=True)
-        thread.start()
-        try:
-            yield
-        finally:
-            done.set()
-            thread.join()
-
 
 def _prompt_note(timings: Any) -> str:
     """How much of the prompt the engine evaluated and how much it reused from its cache."""
@@ -540,88 +481,3 @@ def _write_private(path: Path, text: str) -> None:
     from conch.storage.files import atomic_write_text
 
     atomic_write_text(path, text, mode=0o600)
-
-
-def rss_bytes() -> int | None:
-    """This process's resident memory, from /proc/self/status (None where there is none)."""
-    try:
-        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
-
-
-# -- the process ----------------------------------------------------------------------------
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """``python -m conch.daemon serve``: every setting comes from the client that starts it."""
-    parser = argparse.ArgumentParser(prog="python -m conch.daemon")
-    commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="run the model service in the foreground")
-    serve.add_argument("--socket", required=True, type=Path)
-    serve.add_argument("--pid-file", type=Path)
-    serve.add_argument("--model-path", required=True)
-    serve.add_argument("--engine", default="auto")
-    serve.add_argument("--n-ctx", type=int, default=LocalSettings().n_ctx)
-    serve.add_argument("--n-threads", type=int)
-    serve.add_argument("--cache-dir", required=True, type=Path)
-    serve.add_argument("--idle-timeout", type=float, default=600.0)
-    serve.add_argument("--backend", default=protocol.LOCAL_BACKEND)
-    return parser
-
-
-def config_from_args(args: argparse.Namespace) -> ServiceConfig:
-    """The service config the command line describes."""
-    local = LocalSettings(
-        model_path=args.model_path,
-        engine=args.engine,
-        n_ctx=args.n_ctx,
-        n_threads=args.n_threads,
-    )
-    socket_path: Path = args.socket
-    return ServiceConfig(
-        socket_path=socket_path,
-        pid_file=args.pid_file or socket_path.with_suffix(".pid"),
-        local=local,
-        cache_dir=args.cache_dir,
-        idle_timeout_s=args.idle_timeout,
-        backend=args.backend,
-    )
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one service until it is stopped (SIGTERM, ``stop``) or stays idle too long."""
-    args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=logging.INFO,
-        format="%(asctime)s conch-daemon[%(process)d] %(message)s",
-    )
-    try:
-        service = Service(config_from_args(args))
-        service.check_free()
-        log.info("conch %s loading %s", conch.__version__, args.model_path)
-        service.load_model()
-        service.bind()
-    except (ConchError, ValueError) as exc:
-        log.error("not starting: %s", " ".join(str(exc).split()))
-        return _exit(1)
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(signum, lambda _signum, _frame: service.stop())
-    log.info("serving on %s", service.config.socket_path)
-    reason = service.serve_forever()
-    log.info("exiting (%s)", reason)
-    return _exit(0)
-
-
-def _exit(code: int) -> NoReturn:
-    # Engines run native threads that can stall interpreter teardown; everything that matters
-    # (socket, pid file, log) is already closed or flushed by now.
-    logging.shutdown()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)

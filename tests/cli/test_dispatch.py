@@ -1,0 +1,85 @@
+"""Which command line is a subcommand and which a request: the COMMANDS table decides."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from cliutil import CliResult, write_config
+from conch.cli.main import COMMANDS, RESERVED
+
+Conch = Callable[..., CliResult]
+
+
+@pytest.fixture
+def scripted(isolated_dirs: Path) -> Path:
+    """A config whose model answers ``ls`` to every request, dry runs off."""
+    return write_config(
+        isolated_dirs,
+        "generation:\n  dry_run: false\nvalidation:\n  enabled: false\n"
+        "ai:\n  provider: scripted\n  script:\n    - ls\n",
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--print", "--", "run", "the", "tests"],
+        ["-p", "-q", "--", "run", "the", "tests"],
+        ["ask", "--print", "check", "the", "disk"],
+        ["--print", "ask", "check", "the", "disk"],
+        ["--print", "list", "the", "files"],
+    ],
+)
+def test_requests_that_start_with_a_command_word_are_written_after_dashes_or_ask(
+    conch: Conch, scripted: Path, argv: list[str]
+) -> None:
+    result = conch(*argv)
+    assert result.code == 0, result.err
+    assert result.out == "ls\n"
+
+
+@pytest.mark.parametrize("word", RESERVED)
+def test_a_reserved_word_is_a_usage_error_that_says_how_to_ask(conch: Conch, word: str) -> None:
+    result = conch(word, "the", "tests")
+    assert result.code == 2
+    assert result.err.count("\n") == 1 and "Traceback" not in result.err
+    assert f"`conch {word}` is not available" in result.err
+    assert f"conch -- {word} the tests" in result.err
+    assert f"conch ask {word} the tests" in result.err
+
+
+@pytest.mark.parametrize(
+    ("argv", "hint"),
+    [
+        (["--print", "run", "the", "tests"], "conch -- run the tests"),
+        (["check", "the", "disk"], "conch -- check the disk"),
+        (["daemon", "status", "of", "nginx"], "conch ask daemon status of nginx"),
+        (["help", "me", "find", "big", "files"], "conch -- help me find big files"),
+    ],
+)
+def test_a_command_word_written_plainly_is_a_usage_error_naming_both_ways(
+    conch: Conch, argv: list[str], hint: str
+) -> None:
+    result = conch(*argv)
+    assert result.code == 2
+    assert result.err.startswith("conch: ") and result.err.count("\n") == 1
+    assert hint in result.err
+
+
+def test_the_subcommands_still_dispatch(conch: Conch, isolated_dirs: Path) -> None:
+    assert set(COMMANDS) == {"check", "daemon", "help"}
+    checked = conch("check", "--json", "--", "ls", "-la")
+    assert checked.code == 0 and '"decision": "allow"' in checked.out
+    assert conch("help", "safety").out.startswith("SAFETY")
+    assert conch("daemon", "status").code == 1  # not running: status says so
+
+
+def test_usage_lists_every_subcommand_and_the_ways_to_ask(conch: Conch) -> None:
+    from conch.cli.main import USAGE
+
+    for command in COMMANDS.values():
+        assert command.usage in USAGE
+    assert "conch [OPTIONS] -- REQUEST..." in USAGE and "conch ask" in USAGE
