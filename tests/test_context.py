@@ -13,13 +13,13 @@ from conch.command.request import (
     sanitize,
     scope_dot_listing,
 )
-from conch.config.settings import PromptConfig, ToolConfig
+from conch.config.settings import AllowedProgram, PromptConfig
 from conch.errors import InputError
 
 
 def test_system_prompt_has_meta_platform_and_tool_instructions() -> None:
     prompt = PromptConfig(
-        meta_prompt="META", tools=[ToolConfig(name="jq", config="use jq -r for raw strings")]
+        meta_prompt="META", tools=[AllowedProgram(name="jq", config="use jq -r for raw strings")]
     )
     messages = build_messages(prompt, "OS: Linux", RequestContext(request="get names"))
     system = messages[0].content

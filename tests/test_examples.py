@@ -16,7 +16,7 @@ from conch.command.examples import (
     retrieval,
 )
 from conch.command.generate import select_examples
-from conch.config.settings import PromptConfig, ToolConfig
+from conch.config.settings import AllowedProgram, PromptConfig
 from conch.policy import assess
 
 
@@ -41,7 +41,7 @@ def test_no_examples_when_nothing_matches_or_k_is_zero() -> None:
 
 
 def test_whitelist_keeps_only_examples_using_allowed_tools() -> None:
-    prompt = PromptConfig(tools=[ToolConfig(name="grep")])
+    prompt = PromptConfig(tools=[AllowedProgram(name="grep")])
     picked = select_examples(prompt, "search for errors in the log and count them", 3)
     assert picked and all(e.command.split()[0] == "grep" for e in picked)
 

@@ -9,7 +9,7 @@ import yaml
 
 from cliutil import CliResult, write_config
 from conch.config.edits import Resolution, merge_tools
-from conch.config.settings import ToolConfig
+from conch.config.settings import AllowedProgram
 
 Conch = Callable[..., CliResult]
 
@@ -118,9 +118,9 @@ def test_cancel_leaves_the_config_untouched_even_after_earlier_choices(
 
 
 def test_skip_keeps_the_existing_tool() -> None:
-    existing = [ToolConfig(name="jq", config="a")]
+    existing = [AllowedProgram(name="jq", config="a")]
     merged, result = merge_tools(
-        existing, [ToolConfig(name="jq", config="b")], lambda c, n: Resolution.SKIP
+        existing, [AllowedProgram(name="jq", config="b")], lambda c, n: Resolution.SKIP
     )
     assert merged == existing and result.skipped == ["jq"]
 

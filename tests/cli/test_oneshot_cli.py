@@ -153,6 +153,8 @@ def test_whitelisted_read_only_command_runs_without_a_question(
     result = conch("list files")
     assert result.code == 0
     assert "[E]xecute" not in result.err
+    (line,) = (Paths.default().state_dir / "audit.log").read_text().splitlines()
+    assert " | ls | exit:0 | " in line  # every command that runs leaves one audit line
 
 
 def test_whitelist_rejects_other_programs(conch: Conch, isolated_dirs: Path) -> None:

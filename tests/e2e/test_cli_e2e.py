@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cliutil import CliResult, needs_bwrap
-from conch.policy import assess, base_commands
+from conch.policy import assess
 
 pytestmark = pytest.mark.e2e
 
@@ -29,7 +29,7 @@ REQUESTS = [
 
 def _parses(command: str) -> bool:
     verdict = assess(command)
-    return bool(base_commands(command)) and not any("parse" in r for r in verdict.reasons)
+    return bool(assess(command).commands) and not any("parse" in r for r in verdict.reasons)
 
 
 @pytest.mark.parametrize(("request_text", "programs"), REQUESTS)
@@ -42,7 +42,7 @@ def test_print_returns_a_command_that_parses(
     assert command and "\n" not in command
     assert _parses(command), command
     # Property, not exact text: the command uses one of the programs made for the job.
-    assert programs & set(base_commands(command)), command
+    assert programs & set(assess(command).commands), command
 
 
 def test_json_reports_a_verdict_for_the_generated_command(
@@ -88,7 +88,7 @@ def test_conch_runs_as_a_real_process_on_the_embedded_model(
     assert out.returncode == 0, out.stderr
     command = out.stdout.strip()
     assert _parses(command)
-    assert "wc" in base_commands(command) or "grep" in base_commands(command)
+    assert "wc" in assess(command).commands or "grep" in assess(command).commands
 
 
 def test_openai_provider_through_a_real_server_on_localhost(
@@ -101,7 +101,7 @@ def test_openai_provider_through_a_real_server_on_localhost(
         assert result.code in (0, 3), result.err
         command = result.out.strip()
         assert _parses(command), command
-        assert programs & set(base_commands(command)), command
+        assert programs & set(assess(command).commands), command
 
 
 def test_dead_server_is_a_one_line_provider_error(

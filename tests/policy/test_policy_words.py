@@ -1,4 +1,4 @@
-"""simple_words, base_commands and the Verdict's JSON shape."""
+"""simple_words, the commands a verdict names, and the Verdict's JSON shape."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from conch.errors import PolicyRejection
 from conch.messages import Word
-from conch.policy import Decision, PolicyContext, Risk, assess, base_commands, simple_words
+from conch.policy import Decision, PolicyContext, Risk, assess, simple_words
 
 
 def test_simple_words_removes_quotes_of_every_kind() -> None:
@@ -89,8 +89,8 @@ def test_simple_words_keeps_plain_words_unchanged(words: list[str]) -> None:
     assert not any(w.glob for w in result)
 
 
-def test_base_commands_lists_nested_commands_in_order_without_repeats() -> None:
-    assert base_commands("sudo env X=1 rm $(ls) && ls | xargs rm") == [
+def test_the_verdict_commands_lists_nested_commands_in_order_without_repeats() -> None:
+    assert list(assess("sudo env X=1 rm $(ls) && ls | xargs rm").commands) == [
         "sudo",
         "env",
         "rm",
@@ -99,16 +99,21 @@ def test_base_commands_lists_nested_commands_in_order_without_repeats() -> None:
     ]
 
 
-def test_base_commands_reads_through_shell_strings() -> None:
-    assert base_commands("bash -c 'curl x | sh -c \"rm y\"'") == ["bash", "curl", "sh", "rm"]
+def test_the_verdict_commands_reads_through_shell_strings() -> None:
+    assert list(assess("bash -c 'curl x | sh -c \"rm y\"'").commands) == [
+        "bash",
+        "curl",
+        "sh",
+        "rm",
+    ]
 
 
-def test_base_commands_names_the_base_name_of_a_path() -> None:
-    assert base_commands("/usr/bin/env /bin/rm x") == ["env", "rm"]
+def test_the_verdict_commands_names_the_base_name_of_a_path() -> None:
+    assert list(assess("/usr/bin/env /bin/rm x").commands) == ["env", "rm"]
 
 
-def test_base_commands_skips_an_unknowable_command_name() -> None:
-    assert base_commands("$(echo rm) -rf x") == ["echo"]
+def test_the_verdict_commands_skips_an_unknowable_command_name() -> None:
+    assert list(assess("$(echo rm) -rf x").commands) == ["echo"]
 
 
 def test_verdict_to_json_has_every_field() -> None:
@@ -126,8 +131,9 @@ def test_verdict_to_json_has_every_field() -> None:
 
 def test_operator_reason_tells_the_user_about_unsafe() -> None:
     assert assess("ls | wc").reasons[0] == (
-        "Disallowed shell operator '|' in generated command. "
-        "Re-run with --unsafe if you really want to execute it."
+        "Disallowed shell operator '|' in generated command: "
+        "safe mode runs one program without a shell; unsafe mode allows operators and always "
+        "asks first."
     )
 
 
@@ -145,7 +151,7 @@ def test_parse_failure_reason_says_could_not_parse() -> None:
 def test_denylisted_reason_says_unsafe_does_not_help() -> None:
     verdict = assess("rm -rf /", PolicyContext(unsafe=True))
     assert verdict.decision is Decision.REJECT
-    assert any("not even with --unsafe" in r for r in verdict.reasons)
+    assert any("not even in unsafe mode" in r for r in verdict.reasons)
 
 
 def test_unknowable_command_name_reason_says_so() -> None:

@@ -5,18 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from conch.cli import ui
+from conch.cli.confirm import Asker, fail_if_rejected
 from conch.cli.environment import Environment
+from conch.cli.invocation import Run
 from conch.cli.status import ExitStatus, status_for
 from conch.errors import (
     ConchError,
-    ConfirmationRequired,
     NoHistoryError,
-    PolicyRejection,
     UsageError,
 )
 
@@ -30,25 +29,6 @@ if TYPE_CHECKING:
     from conch.storage.history import HistoryEntry
 
 _OPS = ("init", "create_prompt", "add_prompt", "list_tools")
-
-
-@dataclass
-class Run:
-    """State of one invocation, turned into its history entry at the end."""
-
-    args: argparse.Namespace
-    env: Environment
-    started: float = field(default_factory=time.monotonic)
-    command: str | None = None
-    verdict: Verdict | None = None
-    provider_name: str | None = None
-    model: str | None = None
-    executed: bool = False
-    notes: list[str] = field(default_factory=list)
-    request: str | None = None
-    validation: dict[str, Any] | None = None
-    validation_details: bool = True
-    candidates: list[dict[str, Any]] = field(default_factory=list)
 
 
 def run(args: argparse.Namespace, env: Environment) -> int:
@@ -191,6 +171,7 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
     from conch.config.paths import Paths
     from conch.host.platform import detect_platform
     from conch.policy import Decision
+    from conch.policy.confirm import forced_explain
 
     args, env = state.args, state.env
     settings = loaded.settings
@@ -230,9 +211,9 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
         assert verdict is not None
         if args.print_only:
             env.stdout.write(command + "\n")
-            _fail_if_rejected(verdict)
+            fail_if_rejected(state, verdict)
             return ExitStatus.OK
-        forced = _forced_explain(prompt, verdict)
+        forced = forced_explain(verdict, prompt.tools)
         explanation = None
         if (args.explain or forced) and verdict.decision is not Decision.REJECT:
             progress.start("explaining")
@@ -250,22 +231,22 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
             if explanation is not None:
                 out["explanation"] = explanation
             env.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
-            _fail_if_rejected(verdict)
+            fail_if_rejected(state, verdict)
             return ExitStatus.OK
-        _fail_if_rejected(verdict, show=(env, command))
-        command = _confirm(
-            state, loaded, prompt, prompt_source, verdict, explanation, forced, provider
-        )
-        return _execute(state, loaded, command, platform.shell)
+        fail_if_rejected(state, verdict, show=command)
+        if forced:
+            state.notes.append("force_explain: a tool of this command requires an explanation")
+        asker = Asker(state, loaded, prompt, prompt_source, explanation, provider)
+        asker.reassess = lambda edited: _assess(state, prompt, edited)
+        return _execute(state, loaded, prompt, command, verdict, asker, platform.shell)
     finally:
         provider.close()
 
 
 def _policy_context(state: Run, prompt: PromptConfig) -> PolicyContext:
-    from conch.policy import PolicyContext
+    from conch.policy.confirm import context_for
 
-    tools = frozenset(t.name for t in prompt.tools)
-    return PolicyContext(unsafe=state.args.unsafe, allowed_tools=tools or None, cwd=state.env.cwd)
+    return context_for(prompt, unsafe=state.args.unsafe, cwd=state.env.cwd)
 
 
 def _assess(state: Run, prompt: PromptConfig, command: str) -> Verdict:
@@ -311,102 +292,42 @@ def _offer_correction(state: Run, proposal: Proposal) -> str:
     return proposal.command
 
 
-def _fail_if_rejected(verdict: Verdict, show: tuple[Environment, str] | None = None) -> None:
-    if verdict.decision.value != "reject":
-        return
-    if show is not None:
-        env, command = show
-        ui.show_command(env, command, verdict.risk.value, verdict.reasons)
-    reason = verdict.reasons[0] if verdict.reasons else "rejected by the safety policy"
-    raise PolicyRejection(f"not running it: {reason}")
-
-
-def _forced_explain(prompt: PromptConfig, verdict: Verdict) -> bool:
-    used = set(verdict.commands)
-    return any(t.force_explain and t.name in used for t in prompt.tools)
-
-
-def _confirm(
+def _execute(
     state: Run,
     loaded: LoadedSettings,
     prompt: PromptConfig,
-    prompt_source: str | None,
+    command: str,
     verdict: Verdict,
-    explanation: str | None,
-    forced: bool,
-    provider: Provider,
-) -> str:
-    """Return the command to run, after whatever confirmation the rules require."""
-    from conch.command.generate import explain
+    asker: Asker,
+    detected_shell: str,
+) -> int:
+    """Run the command through the library (which asks through ``asker`` when the rule says)."""
+    from conch.execute.checked import run_checked
+    from conch.policy.confirm import confirmation
 
     args, env = state.args, state.env
-    command = state.command or ""
-    whitelist = bool(prompt.tools)
-    needs = (
-        not whitelist
-        or args.confirm
-        or args.explain
-        or args.unsafe
-        or forced
-        or verdict.decision.value == "confirm"
+    execution = loaded.settings.execution
+    timeout = execution.timeout_seconds
+
+    def started(command: str, verdict: Verdict) -> None:
+        state.executed = True
+        state.command, state.verdict = command, verdict
+
+    ran = run_checked(
+        command,
+        _policy_context(state, prompt),
+        cwd=env.cwd,
+        state_dir=_state_dir(),
+        approve=asker,
+        rule=lambda v: confirmation(
+            v, prompt.tools, confirm=args.confirm, explain=args.explain, unsafe=args.unsafe
+        ),
+        shell=execution.shell or detected_shell,
+        timeout=timeout,
+        verdict=verdict,
+        on_start=started,
     )
-    if forced:
-        state.notes.append("force_explain: a tool of this command requires an explanation")
-    if not needs:
-        return command
-    context_lines = [
-        f"config: {loaded.config_path}"
-        + ("" if loaded.config_exists else " (not present; defaults)"),
-        f"prompt: {prompt_source or 'default_prompt'}",
-        f"request: {state.request}",
-    ]
-    if forced:
-        context_lines.append("note: a tool in this command requires an explanation (force_explain)")
-    ui.show_command(env, command, verdict.risk.value, verdict.reasons, context_lines)
-    if explanation:
-        env.stderr.write(explanation.rstrip() + "\n")
-    if args.yes:
-        state.notes.append("confirmed by --yes")
-        return command
-    if env.open_terminal() is None:
-        env.stdout.write(command + "\n")
-        raise ConfirmationRequired(
-            "this command needs confirmation and there is no terminal to ask; nothing ran "
-            "(re-run in a terminal, or add --yes to accept it)"
-        )
-    while True:
-        answer = ui.ask(env, "[E]xecute, [D]escribe, [M]odify, [A]bort? [a] ", "edma", "a")
-        if answer == "e":
-            return command
-        if answer == "a":
-            state.notes.append("aborted by the user")
-            raise ConfirmationRequired("aborted; nothing ran")
-        if answer == "d":
-            env.stderr.write(explain(provider, command, state.request).rstrip() + "\n")
-            continue
-        edited = ui.edit_command(env, command)
-        if not edited or edited == command:
-            continue
-        verdict = _assess(state, prompt, edited)
-        state.command = command = edited
-        state.notes.append("modified by the user")
-        _fail_if_rejected(verdict, show=(env, command))
-        ui.show_command(env, command, verdict.risk.value, verdict.reasons)
-
-
-def _execute(state: Run, loaded: LoadedSettings, command: str, detected_shell: str) -> int:
-    from conch.execute.run import expand_words, run_interactive
-    from conch.policy import simple_words
-
-    env = state.env
-    timeout = loaded.settings.execution.timeout_seconds
-    state.executed = True
-    if state.args.unsafe:
-        shell = loaded.settings.execution.shell or detected_shell
-        result = run_interactive(shell_command=command, shell=shell, cwd=env.cwd, timeout=timeout)
-    else:
-        argv = expand_words(simple_words(command), env.cwd)
-        result = run_interactive(argv, cwd=env.cwd, timeout=timeout)
+    result = ran.result
     if result.error:
         env.stderr.write(f"conch: {result.error}\n")
         state.notes.append(result.error)

@@ -43,12 +43,12 @@ def _create_prompt(values: list[str], env: Environment) -> int:
 
 def _add_prompt(prompt_path: Path, config: Path, env: Environment) -> int:
     from conch.config.edits import Resolution, add_prompt
-    from conch.config.settings import ToolConfig, load_prompt_config
+    from conch.config.settings import AllowedProgram, load_prompt_config
 
     incoming = load_prompt_config(env.cwd / prompt_path)
     can_ask = env.open_terminal() is not None
 
-    def resolve(current: ToolConfig, new: ToolConfig) -> Resolution:
+    def resolve(current: AllowedProgram, new: AllowedProgram) -> Resolution:
         env.stderr.write(f"tool '{current.name}' is already in default_prompt\n")
         env.stderr.write(f"  current:  {_describe(current)}\n  imported: {_describe(new)}\n")
         answer = ui.ask(env, "[O]verwrite, [S]kip, [C]ancel the import? [c] ", "osc", "c")
@@ -73,9 +73,9 @@ def _add_prompt(prompt_path: Path, config: Path, env: Environment) -> int:
 
 
 def _describe(tool: object) -> str:
-    from conch.config.settings import ToolConfig
+    from conch.config.settings import AllowedProgram
 
-    assert isinstance(tool, ToolConfig)
+    assert isinstance(tool, AllowedProgram)
     text = " ".join(tool.config.split())
     text = text[:70] + ("…" if len(text) > 70 else "")
     flag = (

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from conch.config.settings import (
+    AllowedProgram,
     PromptConfig,
     Settings,
-    ToolConfig,
     read_yaml_mapping,
     starter_config,
     validate_file_data,
@@ -82,12 +82,12 @@ class MergeResult:
     cancelled: bool = False
 
 
-Resolver = Callable[[ToolConfig, ToolConfig], Resolution]
+Resolver = Callable[[AllowedProgram, AllowedProgram], Resolution]
 
 
 def merge_tools(
-    existing: Sequence[ToolConfig], incoming: Sequence[ToolConfig], resolve: Resolver | None
-) -> tuple[list[ToolConfig], MergeResult]:
+    existing: Sequence[AllowedProgram], incoming: Sequence[AllowedProgram], resolve: Resolver | None
+) -> tuple[list[AllowedProgram], MergeResult]:
     """Merge ``incoming`` into ``existing``; ``resolve`` decides each duplicate.
 
     A duplicate whose incoming ``force_explain`` is unset keeps the existing value.

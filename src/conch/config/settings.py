@@ -33,8 +33,10 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
-class ToolConfig(_Model):
-    """One allowed tool of a prompt config: its name and the instructions given to the model."""
+class AllowedProgram(_Model):
+    """One program a prompt config allows (an entry of its ``tools`` list, the name the config
+    file format keeps): its name, the instructions given to the model about it, and whether a
+    command using it must be explained before it runs. Not an agent tool (``conch.tools``)."""
 
     name: str = Field(min_length=1)
     config: str = ""
@@ -45,7 +47,7 @@ class PromptConfig(_Model):
     """A meta prompt and the tools it allows (an empty list allows any program)."""
 
     meta_prompt: str = DEFAULT_META_PROMPT
-    tools: list[ToolConfig] = Field(default_factory=list)
+    tools: list[AllowedProgram] = Field(default_factory=list)
 
     def to_yaml_dict(self) -> dict[str, Any]:
         """The config as plain data, omitting ``force_explain`` where it is unset."""

@@ -26,7 +26,6 @@ __all__ = [
     "Risk",
     "Verdict",
     "assess",
-    "base_commands",
     "simple_words",
 ]
 
@@ -84,8 +83,8 @@ class Verdict:
 
 
 _OPERATOR_REASON = (
-    "Disallowed shell operator {op!r} in generated command. "
-    "Re-run with --unsafe if you really want to execute it."
+    "Disallowed shell operator {op!r} in generated command: safe mode runs one program "
+    "without a shell; unsafe mode allows operators and always asks first."
 )
 
 
@@ -103,12 +102,6 @@ def _analyse(command: str) -> Analysis:
 
 def _names(analysis: Analysis) -> tuple[str, ...]:
     return tuple(dict.fromkeys(i.name for i in analysis.invocations if i.name is not None))
-
-
-def base_commands(command: str) -> list[str]:
-    """Every base command ``command`` would run, nested ones included, in order (best effort
-    when the command does not parse: ``assess`` is what rejects it)."""
-    return list(_names(_analyse(command)))
 
 
 def _whitelist(analysis: Analysis, allowed: frozenset[str]) -> list[str]:
@@ -139,15 +132,15 @@ def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
     if analysis.failures and not denied and textual_catastrophe(command):
         denied.append(
             "Denylisted: the unparsable text looks like a catastrophic command. "
-            "This is never allowed, not even with --unsafe."
+            "This is never allowed, not even in unsafe mode."
         )
     reasons: list[str] = list(denied)
     reject = bool(denied)
 
     relaxable = list(dict.fromkeys(analysis.failures)) + list(dict.fromkeys(analysis.unknowable))
     if context.unsafe:
-        relaxable = [f"{r} (--unsafe: asking for confirmation instead)" for r in relaxable]
-        reasons += [f"Shell operator {op!r} allowed by --unsafe." for op in operators]
+        relaxable = [f"{r} (unsafe mode: asking for confirmation instead)" for r in relaxable]
+        reasons += [f"Shell operator {op!r} allowed in unsafe mode." for op in operators]
     else:
         reasons += [_OPERATOR_REASON.format(op=op) for op in operators]
         reject = reject or bool(relaxable or operators)
@@ -168,7 +161,7 @@ def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
     elif context.unsafe or context.mode is ExecutionMode.INTERACTIVE:
         decision = Decision.CONFIRM
         reasons.append(
-            f"Confirmation required ({'--unsafe' if context.unsafe else 'interactive mode'})."
+            f"Confirmation required ({'unsafe mode' if context.unsafe else 'interactive mode'})."
         )
     elif context.mode is ExecutionMode.FULL or risk is Risk.READ_ONLY:
         decision = Decision.ALLOW

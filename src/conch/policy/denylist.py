@@ -257,7 +257,7 @@ def catastrophes(analysis: Analysis) -> list[str]:
         if any(reads_code_from_stdin(c) for c in feed.consumers) and _fetches(feed.producers):
             found.append("downloaded or decoded text piped into a shell or interpreter")
     return [
-        f"Denylisted: {why}. This is never allowed, not even with --unsafe."
+        f"Denylisted: {why}. This is never allowed, not even in unsafe mode."
         for why in dict.fromkeys(found)
     ]
 

@@ -1,0 +1,113 @@
+"""The one-shot CLI's side of running a command: refusing a rejected one with a hint, and
+asking on the terminal when the library's confirmation rule wants a yes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from conch.cli import ui
+from conch.cli.invocation import Run
+from conch.errors import ConfirmationRequired, PolicyRejection
+
+if TYPE_CHECKING:
+    from conch.config.settings import LoadedSettings, PromptConfig
+    from conch.policy import Verdict
+    from conch.policy.confirm import Confirmation
+    from conch.providers.base import Provider
+
+
+def fail_if_rejected(state: Run, verdict: Verdict, show: str | None = None) -> None:
+    """Refuse a rejected command, showing it (with ``show``) and saying what would allow it
+    where something would (an operator, in unsafe mode)."""
+    from conch.policy import Decision
+
+    if verdict.decision is not Decision.REJECT:
+        return
+    if show is not None:
+        ui.show_command(state.env, show, verdict.risk.value, verdict.reasons)
+    reason = verdict.reasons[0] if verdict.reasons else "rejected by the safety policy"
+    hint = ""
+    if verdict.operators and not verdict.denylisted and not state.args.unsafe:
+        hint = " (conch --unsafe allows it, after asking you)"
+    raise PolicyRejection(f"not running it: {reason}{hint}")
+
+
+class Asker:
+    """The one-shot CLI's side of the confirmation: show the command, ask on the terminal."""
+
+    def __init__(
+        self,
+        state: Run,
+        loaded: LoadedSettings,
+        prompt: PromptConfig,
+        prompt_source: str | None,
+        explanation: str | None,
+        provider: Provider,
+    ) -> None:
+        self.state, self.loaded, self.prompt = state, loaded, prompt
+        self.prompt_source, self.explanation, self.provider = prompt_source, explanation, provider
+        self.shown = False
+        # The policy's verdict on the user's edit of the command (set by the caller).
+        self.reassess: Callable[[str], Verdict] = _assess
+
+    def __call__(self, command: str, verdict: Verdict, wanted: Confirmation) -> str | None:
+        """The command to run (this one or the user's edit), or None to run nothing."""
+        from conch.command.generate import explain
+
+        state, env = self.state, self.state.env
+        state.command, state.verdict = command, verdict
+        self._show(command, verdict, wanted)
+        if state.args.yes:
+            state.notes.append("confirmed by --yes")
+            return command
+        if env.open_terminal() is None:
+            env.stdout.write(command + "\n")
+            raise ConfirmationRequired(
+                "this command needs confirmation and there is no terminal to ask; nothing ran "
+                "(re-run in a terminal, or add --yes to accept it)"
+            )
+        while True:
+            answer = ui.ask(env, "[E]xecute, [D]escribe, [M]odify, [A]bort? [a] ", "edma", "a")
+            if answer == "e":
+                return command
+            if answer == "a":
+                state.notes.append("aborted by the user")
+                return None
+            if answer == "d":
+                env.stderr.write(explain(self.provider, command, state.request).rstrip() + "\n")
+                continue
+            edited = ui.edit_command(env, command)
+            if not edited or edited == command:
+                continue
+            state.notes.append("modified by the user")
+            state.command = edited
+            fail_if_rejected(state, self.reassess(edited), show=edited)
+            return edited
+
+    def _show(self, command: str, verdict: Verdict, wanted: Confirmation) -> None:
+        env = self.state.env
+        if self.shown:  # an edit: the command and what the policy says of it
+            ui.show_command(env, command, verdict.risk.value, verdict.reasons)
+            return
+        self.shown = True
+        loaded = self.loaded
+        context_lines = [
+            f"config: {loaded.config_path}"
+            + ("" if loaded.config_exists else " (not present; defaults)"),
+            f"prompt: {self.prompt_source or 'default_prompt'}",
+            f"request: {self.state.request}",
+        ]
+        if wanted.explain:
+            context_lines.append(
+                "note: a tool in this command requires an explanation (force_explain)"
+            )
+        ui.show_command(env, command, verdict.risk.value, verdict.reasons, context_lines)
+        if self.explanation:
+            env.stderr.write(self.explanation.rstrip() + "\n")
+
+
+def _assess(command: str) -> Verdict:
+    from conch.policy import assess
+
+    return assess(command)
