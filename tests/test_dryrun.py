@@ -364,8 +364,8 @@ def test_tmp_keeps_its_entries_only_when_the_command_may_read_them(
     assert tmp_path.parts[1] == "tmp"
     top = tmp_path.parts[2]  # the entry of /tmp holding tmp_path
     home = Path("/home/someone/project")
-    assert dryrun._tmp_kept("sort a > b", home, exclude=Path("/tmp/x")) == []
-    named = dryrun._tmp_kept("sort /tmp/a > b", home, exclude=Path("/tmp/x"))
+    assert dryrun.tmp_kept("sort a > b", home, exclude=Path("/tmp/x")) == []
+    named = dryrun.tmp_kept("sort /tmp/a > b", home, exclude=Path("/tmp/x"))
     assert named is not None and top in named
-    under = dryrun._tmp_kept("sort a > b", tmp_path, exclude=Path("/tmp") / top)
+    under = dryrun.tmp_kept("sort a > b", tmp_path, exclude=Path("/tmp") / top)
     assert under is not None and top not in under

@@ -49,6 +49,10 @@ _PUBLIC = {
     "Proposal": "conch.command.proposal",
     "RequestContext": "conch.command.request",
     "detect_platform": "conch.host.platform",
+    # tools the model can call
+    "Tool": "conch.tools",
+    "ToolRegistry": "conch.tools",
+    "tool": "conch.tools",
 }
 
 __all__ = [
@@ -68,7 +72,9 @@ __all__ = [
     "Settings",
     "Stage",
     "TextDelta",
+    "Tool",
     "ToolCall",
+    "ToolRegistry",
     "ToolResult",
     "ToolSpec",
     "Verdict",
@@ -78,6 +84,7 @@ __all__ = [
     "detect_platform",
     "load_settings",
     "register_provider",
+    "tool",
 ]
 
 
@@ -116,3 +123,4 @@ if TYPE_CHECKING:
     from conch.policy import Decision, PolicyContext, Verdict, assess
     from conch.providers.base import Provider, complete, create_provider, register_provider
     from conch.providers.scripted import ScriptedProvider
+    from conch.tools import Tool, ToolRegistry, tool

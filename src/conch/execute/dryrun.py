@@ -249,7 +249,7 @@ class SandboxDryRunner:
             copy = root / "cwd"
             if not copy_tree(cwd, copy, entries):
                 return None
-            kept = _tmp_kept(command, cwd, exclude=root)
+            kept = tmp_kept(command, cwd, exclude=root)
             argv = bwrap_argv(bwrap, command, self.shell, cwd, copy, kept)
             run = run_capped(argv, command, self.env, self.timeout)
         finally:
@@ -338,7 +338,7 @@ def remove_tree(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def _tmp_kept(command: str, cwd: Path, exclude: Path) -> list[str] | None:
+def tmp_kept(command: str, cwd: Path, exclude: Path) -> list[str] | None:
     """What of the real ``/tmp`` a scratch run keeps visible (read-only) in its tmpfs: all of
     it when the command names /tmp or runs under it, else nothing; None for no tmpfs."""
     under_tmp = cwd.is_relative_to(_TMP) or cwd.resolve().is_relative_to(_TMP)
