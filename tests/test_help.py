@@ -8,7 +8,7 @@ import sys
 import pytest
 import yaml
 
-from conch.cli.help import TOPICS, render_help, topic_summaries
+from conch.cli.help import TOPICS, render_help
 from conch.config.prompts import builtin_prompt, builtin_prompt_names
 from conch.config.settings import PromptConfig
 from conch.errors import UsageError
@@ -38,11 +38,11 @@ def test_the_required_topics_are_present_in_their_order() -> None:
     assert {"providers", "check", "exit-codes"} <= set(TOPICS)
 
 
-def test_topic_summaries_cover_every_topic_once() -> None:
-    names = [name for name, _ in topic_summaries()]
-    assert tuple(names) == TOPICS
-    assert len(set(names)) == len(names)
-    assert all(summary.strip() for _, summary in topic_summaries())
+def test_the_topics_page_lists_every_topic_once_with_a_summary() -> None:
+    lines = [line.split() for line in render_help("topics").splitlines() if line.startswith("  ")]
+    listed = [words[0] for words in lines if words and words[0] in TOPICS]
+    assert sorted(listed) == sorted(TOPICS) and len(set(listed)) == len(listed)
+    assert all(len(words) > 1 for words in lines if words and words[0] in TOPICS)
 
 
 @pytest.mark.parametrize("topic", TOPICS)
@@ -64,12 +64,6 @@ def test_no_topic_gives_the_overview_page() -> None:
     assert text == render_help("overview")
     assert "conch help topics" in text
     assert "conch " in text
-
-
-def test_topics_page_lists_every_topic_with_its_summary() -> None:
-    lines = render_help("topics").splitlines()
-    for name, summary in topic_summaries():
-        assert any(line.split()[:1] == [name] and summary in line for line in lines), name
 
 
 def test_topic_names_are_matched_case_insensitively() -> None:

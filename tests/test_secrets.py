@@ -10,8 +10,7 @@ import keyring.errors
 import pytest
 from keyring.backends import fail
 
-from conch.config.credentials import KEYRING_SERVICE, lookup_secret, redact, store_secret
-from conch.errors import ConfigError
+from conch.config.credentials import KEYRING_SERVICE, lookup_secret, redact
 
 
 class MemoryKeyring(keyring.backend.KeyringBackend):
@@ -113,32 +112,6 @@ def test_a_failing_keyring_means_no_secret_rather_than_an_exception(
 
 def test_a_missing_keyring_backend_means_no_secret(no_keyring: None) -> None:
     assert lookup_secret("MY_KEY", {}) is None
-
-
-def test_store_secret_puts_the_value_in_the_keyring_under_the_variable_name(
-    memory_keyring: MemoryKeyring,
-) -> None:
-    store_secret("MY_KEY", "sk-stored")
-    assert memory_keyring.passwords == {(KEYRING_SERVICE, "MY_KEY"): "sk-stored"}
-    assert lookup_secret("MY_KEY", {}) == "sk-stored"
-
-
-def test_store_secret_without_a_keyring_backend_is_a_one_line_config_error(
-    no_keyring: None,
-) -> None:
-    with pytest.raises(ConfigError, match="no system keyring") as caught:
-        store_secret("MY_KEY", "sk-secret-value")
-    message = str(caught.value)
-    assert "MY_KEY" in message
-    assert "\n" not in message
-    assert "sk-secret-value" not in message
-
-
-def test_store_secret_failure_never_echoes_the_value(broken_keyring: BrokenKeyring) -> None:
-    with pytest.raises(ConfigError) as caught:
-        store_secret("MY_KEY", "sk-secret-value")
-    assert "sk-secret-value" not in str(caught.value)
-    assert "***" in str(caught.value)
 
 
 def test_redact_hides_every_occurrence_of_each_secret() -> None:

@@ -37,7 +37,3 @@ class ConfirmationRequired(ConchError):
 
 class NoHistoryError(ConchError):
     """There is no history entry to analyse."""
-
-
-class Interrupted(ConchError):
-    """The user pressed Ctrl+C."""

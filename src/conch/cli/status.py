@@ -28,7 +28,6 @@ def status_for(exc: BaseException) -> ExitStatus:
         (errors.ConfirmationRequired, ExitStatus.NEEDS_CONFIRMATION),
         (errors.ProviderError, ExitStatus.PROVIDER),
         (errors.ModelOutputError, ExitStatus.PROVIDER),
-        (errors.Interrupted, ExitStatus.INTERRUPTED),
         (KeyboardInterrupt, ExitStatus.INTERRUPTED),
     ]
     for kind, status in table:

@@ -10,8 +10,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
-from conch.errors import ConfigError
-
 KEYRING_SERVICE = "conch"
 
 
@@ -33,29 +31,6 @@ def lookup_secret(env_var: str, environ: Mapping[str, str] | None = None) -> str
         # Deliberately broad: backends raise anything from NoKeyringError to D-Bus errors.
         return None
     return stored if isinstance(stored, str) and stored else None
-
-
-def store_secret(env_var: str, value: str) -> None:
-    """Store ``value`` in the system keyring under the name ``env_var``.
-
-    Raises ``ConfigError`` when there is no usable keyring backend.
-    """
-    hint = f"set the environment variable {env_var} instead"
-    try:
-        import keyring
-        import keyring.errors
-    except ImportError:
-        raise ConfigError(f"the keyring library is not installed; {hint}") from None
-    try:
-        keyring.set_password(KEYRING_SERVICE, env_var, value)
-    except keyring.errors.NoKeyringError:
-        raise ConfigError(f"no system keyring is available to store {env_var}; {hint}") from None
-    except Exception as exc:
-        # The backend's message may echo what it was given, so it is redacted before showing.
-        reason = redact(str(exc), [value]) or type(exc).__name__
-        raise ConfigError(
-            f"could not store {env_var} in the system keyring ({reason}); {hint}"
-        ) from None
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:

@@ -39,11 +39,6 @@ _SUMMARIES: tuple[tuple[str, str], ...] = (
 TOPICS: tuple[str, ...] = tuple(name for name, _ in _SUMMARIES)
 
 
-def topic_summaries() -> list[tuple[str, str]]:
-    """Every help topic with its one-line summary, in display order."""
-    return list(_SUMMARIES)
-
-
 def render_help(topic: str | None) -> str:
     """The text of one help topic; ``None`` gives the overview page.
 
