@@ -41,3 +41,30 @@ def test_readme_mentions_every_runtime_dependency() -> None:
     for requirement in pyproject["project"]["dependencies"]:
         name = re.split(r"[<>=\[ ]", requirement)[0].lower()
         assert name in text, f"{name} is not named in the README's dependency table"
+
+
+def _anchors(path: Path) -> set[str]:
+    """GitHub's anchors for the headings of a Markdown file."""
+    anchors = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            anchors.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return anchors
+
+
+def test_every_relative_link_in_the_readme_and_docs_resolves() -> None:
+    root = README.parent
+    pages = [README, *sorted((root / "docs").glob("*.md"))]
+    broken = []
+    for page in pages:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text(encoding="utf-8")):
+            if target.startswith(("http://", "https://", "mailto:")):
+                continue
+            path, _, anchor = target.partition("#")
+            resolved = (page.parent / path).resolve() if path else page
+            if not resolved.exists():
+                broken.append(f"{page.name}: {target}")
+            elif anchor and resolved.suffix == ".md" and anchor not in _anchors(resolved):
+                broken.append(f"{page.name}: {target} (no such heading)")
+    assert broken == []
