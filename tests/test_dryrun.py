@@ -4,17 +4,43 @@ scratch runs of write commands in a throwaway copy of the directory."""
 from __future__ import annotations
 
 import os
-import tempfile
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from cliutil import needs_bwrap
 from conch.command.candidates import Trial
-from conch.execute import dryrun
-from conch.execute.dryrun import OUTPUT_CAP, DryRun, SandboxDryRunner, bwrap_argv, sandbox_env
+from conch.execute.dryrun import (
+    OUTPUT_CAP,
+    SCRATCH_MAX_WRITE,
+    DryRun,
+    SandboxDryRunner,
+    ScratchLimits,
+    bwrap_argv,
+    run_capped,
+    sandbox_env,
+    tmp_kept,
+)
 from conch.policy import PolicyContext, assess
+
+
+class Recorder:
+    """Runs sandbox command lines for real (``run_capped``) and records them."""
+
+    def __init__(self) -> None:
+        self.argvs: list[list[str]] = []
+
+    def __call__(
+        self, argv: list[str], command: str, env: Mapping[str, str], timeout: float
+    ) -> DryRun | None:
+        self.argvs.append(argv)
+        return run_capped(argv, command, env, timeout)
+
+    @property
+    def copies(self) -> int:
+        """How many runs were scratch runs in a copy (bound writable with --bind)."""
+        return sum("--bind" in argv for argv in self.argvs)
 
 
 @pytest.fixture
@@ -27,9 +53,29 @@ def work(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def runner(work: Path) -> SandboxDryRunner:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(work), "OPENAI_API_KEY": "sk-secret"}
-    return SandboxDryRunner(work, "/bin/sh", env, timeout=2.0)
+def copies(tmp_path: Path) -> Path:
+    """Where the runner makes its throwaway copies."""
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    return copies
+
+
+@pytest.fixture
+def runs() -> Recorder:
+    return Recorder()
+
+
+ENV = {"PATH": "/usr/bin:/bin"}
+
+
+@pytest.fixture
+def runner(work: Path, copies: Path, runs: Recorder) -> SandboxDryRunner:
+    env = {**ENV, "HOME": str(work), "OPENAI_API_KEY": "sk-secret"}
+    return SandboxDryRunner(work, "/bin/sh", env, timeout=2.0, scratch_dir=copies, run=runs)
+
+
+def left_in(copies: Path) -> list[Path]:
+    return list(copies.iterdir())
 
 
 @needs_bwrap
@@ -127,21 +173,6 @@ def outcome(run: DryRun | None) -> str:
     return Trial(run.command, assess(run.command, PolicyContext(unsafe=True)), run).outcome
 
 
-@pytest.fixture
-def made(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """The temporary directories the runner creates (to check they are gone)."""
-    created: list[Path] = []
-    real = tempfile.mkdtemp
-
-    def mkdtemp(*args: Any, **kwargs: Any) -> str:
-        path = real(*args, **kwargs)
-        created.append(Path(path))
-        return path
-
-    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp)
-    return created
-
-
 @needs_bwrap
 @pytest.mark.parametrize(
     ("command", "stdout"),
@@ -152,7 +183,7 @@ def made(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     ],
 )
 def test_a_write_that_works_is_ok_in_the_copy_and_changes_nothing(
-    runner: SandboxDryRunner, work: Path, made: list[Path], command: str, stdout: bytes
+    runner: SandboxDryRunner, work: Path, copies: Path, command: str, stdout: bytes
 ) -> None:
     before = sorted(p.name for p in work.iterdir())
     run = runner(command)
@@ -161,7 +192,7 @@ def test_a_write_that_works_is_ok_in_the_copy_and_changes_nothing(
     assert outcome(run) == "ok"
     assert sorted(p.name for p in work.iterdir()) == before
     assert (work / "notes.txt").read_text(encoding="utf-8") == "b 10\na 2\n"
-    assert len(made) == 1 and not made[0].exists()
+    assert left_in(copies) == []
 
 
 @needs_bwrap
@@ -194,61 +225,59 @@ def test_a_rejected_option_of_a_write_command_is_a_failure(runner: SandboxDryRun
 
 @needs_bwrap
 def test_a_write_outside_the_directory_is_still_not_judged(
-    tmp_path: Path, made: list[Path]
+    tmp_path: Path, copies: Path, runs: Recorder
 ) -> None:
     work, home = tmp_path / "cwd", tmp_path / "elsewhere"
     work.mkdir()
     home.mkdir()
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home)}
-    runner = SandboxDryRunner(work, "/bin/sh", env, timeout=2.0)
+    env = {**ENV, "HOME": str(home)}
+    runner = SandboxDryRunner(work, "/bin/sh", env, timeout=2.0, scratch_dir=copies, run=runs)
     for command in ("touch /usr/local/conch-test", 'echo x > "$HOME/note"'):
         run = runner(command)
         assert run is not None
         assert run.wrote and outcome(run) == "wrote"
     assert not Path("/usr/local/conch-test").exists() and not (home / "note").exists()
-    assert made and not any(path.exists() for path in made)
+    assert runs.copies == 2 and left_in(copies) == []
 
 
 @needs_bwrap
+@pytest.mark.parametrize(
+    "limits", [ScratchLimits(max_files=1), ScratchLimits(max_bytes=10)], ids=["files", "bytes"]
+)
 def test_a_directory_too_big_to_copy_is_not_copied(
-    runner: SandboxDryRunner, work: Path, made: list[Path], monkeypatch: pytest.MonkeyPatch
+    work: Path, copies: Path, runs: Recorder, limits: ScratchLimits
 ) -> None:
     (work / "more.txt").write_text("x\n", encoding="utf-8")
-    monkeypatch.setattr(dryrun, "SCRATCH_MAX_FILES", 1)
+    runner = SandboxDryRunner(work, "/bin/sh", ENV, limits=limits, scratch_dir=copies, run=runs)
     run = runner("sort missing.txt > out.txt")
     assert run is not None and not run.scratch and outcome(run) == "wrote"
-    monkeypatch.setattr(dryrun, "SCRATCH_MAX_FILES", 2000)
-    monkeypatch.setattr(dryrun, "SCRATCH_MAX_BYTES", 10)
-    run = runner("sort missing.txt > out.txt")
-    assert run is not None and not run.scratch and outcome(run) == "wrote"
-    assert made == []
+    assert runs.copies == 0 and left_in(copies) == []
 
 
 @needs_bwrap
-def test_the_root_directory_is_never_copied(made: list[Path]) -> None:
-    runner = SandboxDryRunner(Path("/"), "/bin/sh", {"PATH": "/usr/bin:/bin"}, timeout=2.0)
+def test_the_root_directory_is_never_copied(copies: Path, runs: Recorder) -> None:
+    runner = SandboxDryRunner(Path("/"), "/bin/sh", ENV, scratch_dir=copies, run=runs)
     run = runner("sort missing.txt > out.txt")
     assert run is not None and not run.scratch and outcome(run) == "wrote"
-    assert made == []
+    assert runs.copies == 0 and left_in(copies) == []
 
 
 @needs_bwrap
-def test_no_copy_goes_inside_the_users_directory(
-    runner: SandboxDryRunner, work: Path, made: list[Path], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (work / "tmp").mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(work / "tmp"))
+def test_no_copy_goes_inside_the_users_directory(work: Path, runs: Recorder) -> None:
+    inside = work / "tmp"
+    inside.mkdir()
+    runner = SandboxDryRunner(work, "/bin/sh", ENV, scratch_dir=inside, run=runs)
     run = runner("sort missing.txt > out.txt")
     assert run is not None and not run.scratch and outcome(run) == "wrote"
-    assert made == [] and list((work / "tmp").iterdir()) == []
+    assert runs.copies == 0 and left_in(inside) == []
 
 
 @needs_bwrap
-def test_with_scratch_runs_off_a_write_is_not_judged(tmp_path: Path, made: list[Path]) -> None:
-    runner = SandboxDryRunner(tmp_path, "/bin/sh", {"PATH": "/usr/bin:/bin"}, scratch=False)
+def test_with_scratch_runs_off_a_write_is_not_judged(work: Path, runs: Recorder) -> None:
+    runner = SandboxDryRunner(work, "/bin/sh", ENV, scratch=False, run=runs)
     run = runner("sort missing.txt > out.txt")
     assert run is not None and not run.scratch and outcome(run) == "wrote"
-    assert made == []
+    assert runs.copies == 0
 
 
 @needs_bwrap
@@ -276,37 +305,37 @@ def test_the_copy_keeps_modes_times_and_symlinks_and_skips_special_files(
 
 @needs_bwrap
 def test_the_copy_is_removed_even_when_the_command_locks_it(
-    runner: SandboxDryRunner, made: list[Path]
+    runner: SandboxDryRunner, copies: Path
 ) -> None:
     run = runner("mkdir -p d/e && touch d/e/f && chmod 000 d/e d")
     assert run is not None and run.scratch and run.exit_code == 0
-    assert len(made) == 1 and not made[0].exists()
+    assert left_in(copies) == []
 
 
-def test_the_copy_is_removed_when_the_run_raises(
-    tmp_path: Path, made: list[Path], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_copy_is_removed_when_the_run_raises(work: Path, copies: Path) -> None:
     wrote = DryRun("touch x", 1, b"", "touch: cannot touch 'x': Read-only file system")
-    calls: list[list[str]] = []
+    seen: list[Path] = []
 
-    def run_capped(argv: list[str], *_: object) -> DryRun:
-        calls.append(argv)
-        if len(calls) > 1:
-            raise KeyboardInterrupt
-        return wrote
+    def interrupted_in_the_copy(
+        argv: list[str], command: str, env: Mapping[str, str], timeout: float
+    ) -> DryRun:
+        if "--bind" not in argv:
+            return wrote
+        seen.extend(left_in(copies))  # the copy exists while it runs
+        raise KeyboardInterrupt
 
-    monkeypatch.setattr(dryrun, "run_capped", run_capped)
-    runner = SandboxDryRunner(tmp_path, bwrap="/usr/bin/bwrap")
+    runner = SandboxDryRunner(
+        work, bwrap="/usr/bin/bwrap", scratch_dir=copies, run=interrupted_in_the_copy
+    )
     with pytest.raises(KeyboardInterrupt):
         runner("touch x")
-    assert len(made) == 1 and not made[0].exists()
+    assert len(seen) == 1 and left_in(copies) == []
 
 
 @needs_bwrap
-def test_tmp_is_writable_in_the_copy_and_keeps_what_is_there(
-    runner: SandboxDryRunner, work: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(dryrun, "SCRATCH_MAX_TMP_ENTRIES", 100_000)
+def test_tmp_is_writable_in_the_copy_and_keeps_what_is_there(work: Path) -> None:
+    limits = ScratchLimits(max_tmp_entries=100_000)
+    runner = SandboxDryRunner(work, "/bin/sh", {**ENV, "HOME": str(work)}, limits=limits)
     outside = work.parent / "outside.txt"  # next to the directory, under /tmp
     outside.write_text("kept\n", encoding="utf-8")
     run = runner(f"cat {outside} > copy.txt && echo t > /tmp/conch-new && cat copy.txt")
@@ -316,10 +345,8 @@ def test_tmp_is_writable_in_the_copy_and_keeps_what_is_there(
 
 
 @needs_bwrap
-def test_a_file_past_the_size_limit_is_not_judged(
-    runner: SandboxDryRunner, work: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(dryrun, "SCRATCH_MAX_WRITE", 64 * 1024)
+def test_a_file_past_the_size_limit_is_not_judged(work: Path) -> None:
+    runner = SandboxDryRunner(work, "/bin/sh", ENV, limits=ScratchLimits(max_write=64 * 1024))
     run = runner("head -c 1000000 /dev/zero > big")
     assert run is not None and not run.scratch and outcome(run) == "wrote"
     run = runner("head -c 1000 /dev/zero > small")
@@ -340,32 +367,31 @@ def test_read_only_argv_is_unchanged_and_the_scratch_one_mounts_tmp_before_the_c
         "--tmpfs", "/tmp", "--bind",
     ]  # fmt: skip
     assert scratch[11:13] == [str(copy), "/tmp/work"]
-    assert scratch[-3:] == [str(dryrun.SCRATCH_MAX_WRITE // 512), "/bin/bash", "ls"]
+    assert scratch[-3:] == [str(SCRATCH_MAX_WRITE // 512), "/bin/bash", "ls"]
+    limited = bwrap_argv("bwrap", "ls", "/bin/bash", cwd, copy, (), max_write=1024)
+    assert limited[-3:] == ["2", "/bin/bash", "ls"]
     assert scratch.count("--bind") == 1 and "--tmpfs" not in bwrap_argv(
         "bwrap", "ls", "/bin/sh", cwd, copy, None
     )
 
 
 @needs_bwrap
-def test_with_too_much_in_tmp_it_stays_read_only(
-    runner: SandboxDryRunner, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(dryrun, "SCRATCH_MAX_TMP_ENTRIES", 0)
+def test_with_too_much_in_tmp_it_stays_read_only(work: Path) -> None:
+    runner = SandboxDryRunner(work, "/bin/sh", ENV, limits=ScratchLimits(max_tmp_entries=0))
     run = runner("echo x > out.txt && cat out.txt")
     assert run is not None and run.scratch and (run.exit_code, run.stdout) == (0, b"x\n")
     run = runner("echo x > /tmp/conch-new")
     assert run is not None and outcome(run) == "wrote"
 
 
-def test_tmp_keeps_its_entries_only_when_the_command_may_read_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(dryrun, "SCRATCH_MAX_TMP_ENTRIES", 100_000)
+def test_tmp_keeps_its_entries_only_when_the_command_may_read_them(tmp_path: Path) -> None:
     assert tmp_path.parts[1] == "tmp"
     top = tmp_path.parts[2]  # the entry of /tmp holding tmp_path
     home = Path("/home/someone/project")
-    assert dryrun.tmp_kept("sort a > b", home, exclude=Path("/tmp/x")) == []
-    named = dryrun.tmp_kept("sort /tmp/a > b", home, exclude=Path("/tmp/x"))
+    many = 100_000
+    assert tmp_kept("sort a > b", home, exclude=Path("/tmp/x"), max_entries=many) == []
+    named = tmp_kept("sort /tmp/a > b", home, exclude=Path("/tmp/x"), max_entries=many)
     assert named is not None and top in named
-    under = dryrun.tmp_kept("sort a > b", tmp_path, exclude=Path("/tmp") / top)
+    under = tmp_kept("sort a > b", tmp_path, exclude=Path("/tmp") / top, max_entries=many)
     assert under is not None and top not in under
+    assert tmp_kept("sort /tmp/a > b", home, exclude=Path("/tmp/x"), max_entries=0) is None

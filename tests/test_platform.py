@@ -6,13 +6,14 @@ import json
 import os
 import re
 import shutil
-import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conch.host.platform import CACHE_FILE, PlatformContext, detect_platform
+from conch.host.platform import CACHE_FILE, PROBE_TIMEOUT_S, PlatformContext, detect_platform
+from conch.host.process import ProcessResult, run_process
 
 BUSYBOX_HELP = """\
 BusyBox v1.36.1 (2023-07-27 17:12:24 UTC) multi-call binary.
@@ -23,17 +24,15 @@ List directory contents
 """
 
 
-def _count_runs(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """Record every subprocess.run call while letting it run."""
-    calls: list[list[str]] = []
-    real_run = subprocess.run
+class Probes:
+    """Runs the probes for real and records their argv."""
 
-    def counting_run(argv: list[str], *args: Any, **kwargs: Any) -> Any:
-        calls.append(list(argv))
-        return real_run(argv, *args, **kwargs)
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
 
-    monkeypatch.setattr(subprocess, "run", counting_run)
-    return calls
+    def __call__(self, argv: Sequence[str], **options: Any) -> ProcessResult:
+        self.calls.append(list(argv))
+        return run_process(argv, **options)
 
 
 @pytest.mark.skipif(os.uname().sysname != "Linux", reason="asserts facts about a Linux host")
@@ -83,30 +82,27 @@ def test_shell_comes_from_environ_and_sh_gets_no_version() -> None:
     assert context.shell_version == ""
 
 
-def test_second_call_is_served_from_the_cache_without_any_subprocess(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_second_call_is_served_from_the_cache_without_any_subprocess(tmp_path: Path) -> None:
     environ = {"PATH": os.environ["PATH"], "SHELL": "/bin/sh"}
     first = detect_platform(cache_dir=tmp_path, environ=environ)
     assert (tmp_path / CACHE_FILE).is_file()
 
-    calls = _count_runs(monkeypatch)
-    second = detect_platform(cache_dir=tmp_path, environ=environ)
+    probes = Probes()
+    second = detect_platform(cache_dir=tmp_path, environ=environ, run=probes)
 
-    assert calls == []
+    assert probes.calls == []
     assert second == first
 
 
-def test_a_different_shell_changes_the_fingerprint_and_redetects(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_different_shell_changes_the_fingerprint_and_redetects(tmp_path: Path) -> None:
     path = os.environ["PATH"]
     detect_platform(cache_dir=tmp_path, environ={"PATH": path, "SHELL": "/bin/sh"})
 
-    calls = _count_runs(monkeypatch)
-    context = detect_platform(cache_dir=tmp_path, environ={"PATH": path, "SHELL": "/bin/dash"})
+    probes = Probes()
+    environ = {"PATH": path, "SHELL": "/bin/dash"}
+    context = detect_platform(cache_dir=tmp_path, environ=environ, run=probes)
 
-    assert calls, "expected fresh probes after the fingerprint changed"
+    assert probes.calls, "expected fresh probes after the fingerprint changed"
     assert context.shell == "/bin/dash"
     cached = json.loads((tmp_path / CACHE_FILE).read_text(encoding="utf-8"))
     assert cached["platform"]["shell"] == "/bin/dash"
@@ -154,19 +150,17 @@ def test_an_ls_that_prints_busybox_help_means_a_busybox_userland(tmp_path: Path)
     assert context.tools == {}
 
 
-def test_an_ls_symlinked_to_busybox_means_busybox_without_running_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_ls_symlinked_to_busybox_means_busybox_without_running_it(tmp_path: Path) -> None:
     busybox = tmp_path / "busybox"
     busybox.write_text("#!/bin/sh\nexit 1\n", encoding="utf-8")
     busybox.chmod(0o755)
     (tmp_path / "ls").symlink_to(busybox)
-    calls = _count_runs(monkeypatch)
+    probes = Probes()
 
-    context = detect_platform(environ={"PATH": str(tmp_path), "SHELL": "/bin/sh"})
+    context = detect_platform(environ={"PATH": str(tmp_path), "SHELL": "/bin/sh"}, run=probes)
 
     assert context.userland == "busybox"
-    assert not any(call[0].endswith("ls") for call in calls)
+    assert not any(call[0].endswith("ls") for call in probes.calls)
 
 
 @pytest.mark.skipif(shutil.which("busybox") is None, reason="busybox is not installed")
@@ -196,13 +190,13 @@ def test_an_unrecognised_ls_on_linux_gives_an_unknown_userland(tmp_path: Path) -
     assert context.userland == expected
 
 
-def test_a_probe_that_times_out_leaves_its_field_empty(monkeypatch: pytest.MonkeyPatch) -> None:
-    def timing_out_run(argv: list[str], *args: Any, **kwargs: Any) -> Any:
-        assert kwargs.get("timeout") == 2.0
-        raise subprocess.TimeoutExpired(argv, 2.0)
+def test_a_probe_that_times_out_leaves_its_field_empty() -> None:
+    def timing_out(argv: Sequence[str], **options: Any) -> ProcessResult:
+        assert options["timeout"] == PROBE_TIMEOUT_S
+        return ProcessResult(b"GNU bash, version 5.2.15", b"", 143, timed_out=True)
 
-    monkeypatch.setattr(subprocess, "run", timing_out_run)
-    context = detect_platform(environ={"PATH": os.environ["PATH"], "SHELL": "/bin/bash"})
+    environ = {"PATH": os.environ["PATH"], "SHELL": "/bin/bash"}
+    context = detect_platform(environ=environ, run=timing_out)
 
     assert context.shell_version == ""
     assert context.userland in {"unknown", "BSD", "busybox"}

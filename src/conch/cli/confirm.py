@@ -12,6 +12,7 @@ from conch.errors import ConfirmationRequired, PolicyRejection
 
 if TYPE_CHECKING:
     from conch.config.settings import LoadedSettings, PromptConfig
+    from conch.execute.checked import Answer
     from conch.policy import Verdict
     from conch.policy.confirm import Confirmation
     from conch.providers.base import Provider
@@ -51,16 +52,17 @@ class Asker:
         # The policy's verdict on the user's edit of the command (set by the caller).
         self.reassess: Callable[[str], Verdict] = _assess
 
-    def __call__(self, command: str, verdict: Verdict, wanted: Confirmation) -> str | None:
-        """The command to run (this one or the user's edit), or None to run nothing."""
+    def __call__(self, command: str, verdict: Verdict, wanted: Confirmation) -> Answer:
+        """Run this command, run the user's edit of it, or run nothing."""
         from conch.command.generate import explain
+        from conch.execute.checked import Answer
 
         state, env = self.state, self.state.env
         state.command, state.verdict = command, verdict
         self._show(command, verdict, wanted)
         if state.args.yes:
             state.notes.append("confirmed by --yes")
-            return command
+            return Answer.run()
         if env.open_terminal() is None:
             env.stdout.write(command + "\n")
             raise ConfirmationRequired(
@@ -70,10 +72,10 @@ class Asker:
         while True:
             answer = ui.ask(env, "[E]xecute, [D]escribe, [M]odify, [A]bort? [a] ", "edma", "a")
             if answer == "e":
-                return command
+                return Answer.run()
             if answer == "a":
                 state.notes.append("aborted by the user")
-                return None
+                return Answer.abort()
             if answer == "d":
                 env.stderr.write(explain(self.provider, command, state.request).rstrip() + "\n")
                 continue
@@ -83,7 +85,7 @@ class Asker:
             state.notes.append("modified by the user")
             state.command = edited
             fail_if_rejected(state, self.reassess(edited), show=edited)
-            return edited
+            return Answer.edit(edited)
 
     def _show(self, command: str, verdict: Verdict, wanted: Confirmation) -> None:
         env = self.state.env

@@ -3,41 +3,80 @@
 ``run_checked`` refuses a command the policy rejects, asks the front end (its ``approve``
 callback) when the confirmation rule says a question is needed, spawns the program from an
 argv in safe mode or hands the text to the user's shell in unsafe mode, applies the timeout
-and the output caps, and appends one line to the audit log. It never prints or reads the
-terminal: the front end asks, the library decides and runs.
+and the output caps, and appends one line to the audit log. It never prints, reads the
+terminal or exits: the front end asks, the library decides and runs.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 from conch.errors import ConfirmationRequired, PolicyRejection
-from conch.execute.run import ExecResult, audit_line, expand_words, run_captured, run_interactive
+from conch.execute.audit import append_audit, audit_line
+from conch.execute.run import (
+    MAX_STDERR,
+    MAX_STDOUT,
+    ExecResult,
+    expand_words,
+    run_captured,
+    run_interactive,
+)
 from conch.policy import Decision, PolicyContext, Verdict, assess, simple_words
-from conch.policy.confirm import Confirmation
+from conch.policy.confirm import Confirmation, ConfirmOptions, confirmation
 
-AUDIT_LOG = "audit.log"
+# The exit code of a command stopped by Ctrl+C (128 + SIGINT), as the shell reports it.
+_INTERRUPTED = 130
 
-# The front end's answer to "run this?": the command to run (the one shown, or the user's
-# edit of it, which is checked again), or None to run nothing.
-Approve = Callable[[str, Verdict, Confirmation], str | None]
-# The confirmation rule for a verdict (``conch.policy.confirm.confirmation`` with the
-# front end's flags and the prompt config's programs).
-Rule = Callable[[Verdict], Confirmation]
+
+class Choice(StrEnum):
+    """What the user said to "run this?"."""
+
+    RUN = "run"
+    ABORT = "abort"
+    EDIT = "edit"
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The front end's answer: run the command shown, run nothing, or run an edit of it
+    (which is checked again and asked about again). Build one with ``run()``, ``abort()`` or
+    ``edit(text)``."""
+
+    choice: Choice
+    command: str = ""  # the edited text, for EDIT
+
+    @classmethod
+    def run(cls) -> Answer:
+        return cls(Choice.RUN)
+
+    @classmethod
+    def abort(cls) -> Answer:
+        return cls(Choice.ABORT)
+
+    @classmethod
+    def edit(cls, command: str) -> Answer:
+        return cls(Choice.EDIT, command)
+
+
+# The front end's question: (the command, its verdict, what the rule wants) -> the answer.
+# ``confirmation.explain`` says the command must be explained before the question.
+Approve = Callable[[str, Verdict, Confirmation], Answer]
 
 
 @dataclass(frozen=True, slots=True)
 class Ran:
-    """A command that ran: the text that ran (after any edit), its verdict, how it ended."""
+    """A command that ran: the text that ran (after any edit), its verdict, how it ended,
+    whether the user was asked, and whether its audit line was written."""
 
     command: str
     verdict: Verdict
     result: ExecResult
     asked: bool
+    audited: bool
 
 
 def run_checked(
@@ -47,54 +86,75 @@ def run_checked(
     cwd: Path,
     state_dir: Path | None,
     approve: Approve,
-    rule: Rule,
+    options: ConfirmOptions | None = None,
     shell: str = "/bin/sh",
     timeout: float | None = None,
     interactive: bool = True,
     verdict: Verdict | None = None,
+    max_stdout: int = MAX_STDOUT,
+    max_stderr: int = MAX_STDERR,
     on_start: Callable[[str, Verdict], None] | None = None,
 ) -> Ran:
-    """Check ``command`` under ``context``, confirm it as ``rule`` says, run it, audit it.
+    """Check ``command`` under ``context``, ask ``approve`` if the rule says so, run it, audit it.
 
-    PolicyRejection for a command the policy rejects (an edit included);
-    ConfirmationRequired when ``approve`` answers None. A command ``approve`` edited is
-    assessed again and always asked about again. ``verdict`` is the policy's verdict
-    when the caller already has it. ``interactive`` runs the command on the user's terminal;
-    otherwise its output is captured (capped). ``on_start`` hears the command just before it
-    is spawned. The audit line goes to ``state_dir/audit.log`` (none when ``state_dir`` is
-    None).
+    The mode comes from the context: safe mode runs the argv of the command's words (globs
+    and ``~`` expanded by conch, no shell); unsafe mode (``context.unsafe``) runs
+    ``shell -c command``. Whether to ask is ``conch.policy.confirm.confirmation`` with the
+    surface's ``options`` (None: no flags, no allowed-program list, so every command is
+    asked about). ``verdict`` is the policy's verdict when the caller has it already.
+
+    ``interactive`` runs the command on the user's terminal (stdin, stdout and stderr
+    inherited; Ctrl+C goes to the command); otherwise it runs in its own process group with
+    stdin from /dev/null and its output captured, up to ``max_stdout`` / ``max_stderr``
+    bytes. ``timeout`` (seconds) stops it in either case. ``on_start`` hears the command just
+    before it is spawned. The audit line goes to ``state_dir/audit.log`` (none when
+    ``state_dir`` is None), for a command stopped by Ctrl+C too.
+
+    Raises PolicyRejection for a command the policy rejects (an edit included) and
+    ConfirmationRequired when ``approve`` aborts; nothing has run then. Whatever ``approve``
+    raises passes through. A command that cannot start is a result (exit code 127 or 126 and
+    an ``error``), not an exception.
     """
+    options = options or ConfirmOptions()
     verdict = verdict or assess(command, context)
     asked = edited = False
     while True:
         _refuse_rejected(verdict)
-        wanted = rule(verdict)
+        wanted = confirmation(
+            verdict,
+            options.programs,
+            confirm=options.confirm,
+            explain=options.explain,
+            unsafe=context.unsafe,
+        )
         if not (wanted.ask or edited):
             break
         asked = True
-        answer = approve(command, verdict, Confirmation(True, wanted.explain))
-        if answer is None:
+        answer = approve(command, verdict, Confirmation(True, wanted.explain, wanted.forced_by))
+        if answer.choice is Choice.ABORT:
             raise ConfirmationRequired("aborted; nothing ran")
-        if answer == command:
+        if answer.choice is Choice.RUN or answer.command == command:
             break
         # The user's edit is a new command: checked again, and always asked about again.
-        command, verdict, edited = answer, assess(answer, context), True
+        command, verdict, edited = answer.command, assess(answer.command, context), True
     if on_start is not None:
         on_start(command, verdict)
-    result = _spawn(command, context, cwd, shell, timeout, interactive)
+    started = time.monotonic()
+    try:
+        if interactive:
+            result = _interactive(command, context, cwd, shell, timeout)
+        else:
+            result = _captured(command, context, cwd, shell, timeout, max_stdout, max_stderr)
+    except KeyboardInterrupt:
+        if state_dir is not None:
+            line = audit_line(command, cwd, _INTERRUPTED, time.monotonic() - started)
+            append_audit(state_dir, line)
+        raise
+    audited = False
     if state_dir is not None:
-        append_audit(state_dir, audit_line(command, cwd, result))
-    return Ran(command, verdict, result, asked)
-
-
-def append_audit(state_dir: Path, line: str) -> None:
-    """Append one line to ``state_dir/audit.log`` (created private); an audit log that cannot
-    be written does not stop the command's result from reaching the user."""
-    with contextlib.suppress(OSError):
-        state_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(state_dir / AUDIT_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        with os.fdopen(fd, "a", encoding="utf-8") as log:
-            log.write(line + "\n")
+        line = audit_line(command, cwd, result.exit_code, result.duration_s)
+        audited = append_audit(state_dir, line)
+    return Ran(command, verdict, result, asked, audited)
 
 
 def _refuse_rejected(verdict: Verdict) -> None:
@@ -103,15 +163,33 @@ def _refuse_rejected(verdict: Verdict) -> None:
         raise PolicyRejection(f"not running it: {reason}")
 
 
-def _spawn(
+def _interactive(
+    command: str, context: PolicyContext, cwd: Path, shell: str, timeout: float | None
+) -> ExecResult:
+    if context.unsafe:
+        return run_interactive(shell_command=command, shell=shell, cwd=cwd, timeout=timeout)
+    return run_interactive(expand_words(simple_words(command), cwd), cwd=cwd, timeout=timeout)
+
+
+def _captured(
     command: str,
     context: PolicyContext,
     cwd: Path,
     shell: str,
     timeout: float | None,
-    interactive: bool,
+    max_stdout: int,
+    max_stderr: int,
 ) -> ExecResult:
-    run = run_interactive if interactive else run_captured
     if context.unsafe:
-        return run(shell_command=command, shell=shell, cwd=cwd, timeout=timeout)
-    return run(expand_words(simple_words(command), cwd), cwd=cwd, timeout=timeout)
+        argv, text = None, command
+    else:
+        argv, text = expand_words(simple_words(command), cwd), None
+    return run_captured(
+        argv,
+        shell_command=text,
+        shell=shell,
+        cwd=cwd,
+        timeout=timeout,
+        max_stdout=max_stdout,
+        max_stderr=max_stderr,
+    )

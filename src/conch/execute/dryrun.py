@@ -42,20 +42,19 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import selectors
 import shutil
 import signal
 import stat
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from conch.host.process import run_process
+
 DEFAULT_TIMEOUT_S = 2.0
 OUTPUT_CAP = 64 * 1024
-_READ_SIZE = 65536
 _KEPT_ENV = ("HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "SHELL")
 _READ_ONLY = ("read-only file system", "read only file system")
 SCRATCH_MAX_FILES = 2000
@@ -114,6 +113,20 @@ class DryRun:
 
 
 DryRunner = Callable[[str], "DryRun | None"]
+# Runs a sandbox command line: (argv, the command, environment, timeout) -> what it did, or
+# None when it cannot start. ``run_capped`` is the real one.
+CappedRun = Callable[[list[str], str, Mapping[str, str], float], "DryRun | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class ScratchLimits:
+    """How big a directory a scratch run copies (entries, bytes of regular files), how many
+    entries of ``/tmp`` it keeps visible, and the largest file it may write."""
+
+    max_files: int = SCRATCH_MAX_FILES
+    max_bytes: int = SCRATCH_MAX_BYTES
+    max_tmp_entries: int = SCRATCH_MAX_TMP_ENTRIES
+    max_write: int = SCRATCH_MAX_WRITE
 
 
 def bwrap_available() -> str | None:
@@ -131,14 +144,14 @@ def _probe(bwrap: str) -> bool:
     """Whether bubblewrap works on this machine (user namespaces may be disabled)."""
     if bwrap not in _PROBED:
         try:
-            done = subprocess.run(
+            done = run_process(
                 [bwrap, "--ro-bind", "/", "/", "--unshare-all", "--", "/bin/true"],
-                capture_output=True,
                 timeout=5,
-                check=False,
+                max_stdout=OUTPUT_CAP,
+                kill_grace=0.0,
             )
-            _PROBED[bwrap] = done.returncode == 0
-        except (OSError, subprocess.SubprocessError):
+            _PROBED[bwrap] = done.exit_code == 0 and not done.timed_out
+        except (OSError, ValueError):
             _PROBED[bwrap] = False
     return _PROBED[bwrap]
 
@@ -157,6 +170,7 @@ def bwrap_argv(
     cwd: Path,
     copy: Path | None = None,
     tmp_kept: Sequence[str] | None = (),
+    max_write: int = SCRATCH_MAX_WRITE,
 ) -> list[str]:
     """The bubblewrap command line that runs ``command`` read-only in ``cwd``.
 
@@ -165,7 +179,7 @@ def bwrap_argv(
     ``/tmp``); ``tmp_kept=None`` leaves ``/tmp`` read-only instead. The tmpfs comes before the
     copy, so a ``cwd`` under ``/tmp`` is mounted on top of it (bubblewrap mounts in order and
     creates the mount point). The command's shell is started by ``/bin/sh`` with no file
-    larger than ``SCRATCH_MAX_WRITE``.
+    larger than ``max_write`` bytes.
     """
     argv = [
         bwrap,
@@ -194,13 +208,18 @@ def bwrap_argv(
     ]  # fmt: skip
     if copy is None:
         return [*argv, shell, "-c", command]
-    blocks = str(SCRATCH_MAX_WRITE // 512)
+    blocks = str(max_write // 512)
     return [*argv, "/bin/sh", "-c", _LIMITED, "sh", blocks, shell, command]
 
 
 class SandboxDryRunner:
     """Dry runs on this machine: the real filesystem, read-only, in the user's directory;
-    with ``scratch``, a command that tries to write runs again in a copy of the directory."""
+    with ``scratch``, a command that tries to write runs again in a copy of the directory.
+
+    ``bwrap``: the bubblewrap executable (None: found on PATH, if it works here).
+    ``limits``: the scratch-copy limits. ``scratch_dir``: where copies are made (None: the
+    system's temporary directory). ``run``: what runs a sandbox command line.
+    """
 
     def __init__(
         self,
@@ -210,6 +229,10 @@ class SandboxDryRunner:
         timeout: float = DEFAULT_TIMEOUT_S,
         bwrap: str | None = None,
         scratch: bool = True,
+        *,
+        limits: ScratchLimits = ScratchLimits(),
+        scratch_dir: Path | None = None,
+        run: CappedRun | None = None,
     ) -> None:
         self.cwd = cwd
         self.shell = shell
@@ -217,6 +240,9 @@ class SandboxDryRunner:
         self.timeout = timeout
         self.bwrap = bwrap if bwrap is not None else bwrap_available()
         self.scratch = scratch
+        self.limits = limits
+        self.scratch_dir = scratch_dir
+        self.run: CappedRun = run_capped if run is None else run
 
     @property
     def available(self) -> bool:
@@ -227,7 +253,7 @@ class SandboxDryRunner:
             return None
         bwrap = self.bwrap
         started = time.monotonic()
-        run = run_capped(
+        run = self.run(
             bwrap_argv(bwrap, command, self.shell, self.cwd), command, self.env, self.timeout
         )
         if not self.scratch:
@@ -239,19 +265,21 @@ class SandboxDryRunner:
         cwd = self.cwd
         if not cwd.is_absolute() or cwd.resolve() == Path("/"):
             return None
-        if Path(tempfile.gettempdir()).resolve().is_relative_to(cwd.resolve()):
+        parent = Path(self.scratch_dir or tempfile.gettempdir())
+        if parent.resolve().is_relative_to(cwd.resolve()):
             return None  # the copy would appear among the user's files
-        entries = scan_tree(cwd)
+        limits = self.limits
+        entries = scan_tree(cwd, limits.max_files, limits.max_bytes)
         if entries is None:
             return None
-        root = Path(tempfile.mkdtemp(prefix="conch-dryrun-"))
+        root = Path(tempfile.mkdtemp(prefix="conch-dryrun-", dir=parent))
         try:
             copy = root / "cwd"
             if not copy_tree(cwd, copy, entries):
                 return None
-            kept = tmp_kept(command, cwd, exclude=root)
-            argv = bwrap_argv(bwrap, command, self.shell, cwd, copy, kept)
-            run = run_capped(argv, command, self.env, self.timeout)
+            kept = tmp_kept(command, cwd, exclude=root, max_entries=limits.max_tmp_entries)
+            argv = bwrap_argv(bwrap, command, self.shell, cwd, copy, kept, limits.max_write)
+            run = self.run(argv, command, self.env, self.timeout)
         finally:
             remove_tree(root)
         return None if run is None or _inconclusive(run) else run
@@ -272,9 +300,12 @@ def judge_in_copy(
     return dataclasses.replace(scratch, scratch=True, seconds=seconds)
 
 
-def scan_tree(top: Path) -> list[tuple[str, str]] | None:
+def scan_tree(
+    top: Path, max_files: int = SCRATCH_MAX_FILES, max_bytes: int = SCRATCH_MAX_BYTES
+) -> list[tuple[str, str]] | None:
     """The entries under ``top`` as (relative path, kind: dir, file, link or other), parents
-    first, or None when it is too big for a scratch copy or cannot be read."""
+    first, or None when it cannot be read or is too big for a scratch copy (more than
+    ``max_files`` entries or ``max_bytes`` of regular files)."""
     entries: list[tuple[str, str]] = []
     size = 0
 
@@ -297,7 +328,7 @@ def scan_tree(top: Path) -> list[tuple[str, str]] | None:
                 else:
                     kind = "other"
                 entries.append((relative, kind))
-                if len(entries) > SCRATCH_MAX_FILES or size > SCRATCH_MAX_BYTES:
+                if len(entries) > max_files or size > max_bytes:
                     return None
     except OSError:
         return None
@@ -338,9 +369,12 @@ def remove_tree(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def tmp_kept(command: str, cwd: Path, exclude: Path) -> list[str] | None:
+def tmp_kept(
+    command: str, cwd: Path, exclude: Path, max_entries: int = SCRATCH_MAX_TMP_ENTRIES
+) -> list[str] | None:
     """What of the real ``/tmp`` a scratch run keeps visible (read-only) in its tmpfs: all of
-    it when the command names /tmp or runs under it, else nothing; None for no tmpfs."""
+    it when the command names /tmp or runs under it, else nothing; None for no tmpfs (more
+    than ``max_entries`` entries)."""
     under_tmp = cwd.is_relative_to(_TMP) or cwd.resolve().is_relative_to(_TMP)
     if _TMP not in command and not under_tmp:
         return []
@@ -349,7 +383,7 @@ def tmp_kept(command: str, cwd: Path, exclude: Path) -> list[str] | None:
     except OSError:
         return None
     names = [n for n in names if os.path.join(_TMP, n) != str(exclude)]
-    return names if len(names) <= SCRATCH_MAX_TMP_ENTRIES else None
+    return names if len(names) <= max_entries else None
 
 
 def _inconclusive(run: DryRun) -> bool:
@@ -364,58 +398,27 @@ def _inconclusive(run: DryRun) -> bool:
 def run_capped(
     argv: list[str], command: str, env: Mapping[str, str], timeout: float
 ) -> DryRun | None:
-    """Run ``argv`` with stdin from /dev/null, reading at most ``OUTPUT_CAP`` of each stream.
+    """Run ``argv`` with stdin from /dev/null, keeping at most ``OUTPUT_CAP`` of each stream.
 
-    The process group is killed at the timeout or once both streams are past the cap (so
-    ``yes`` cannot fill memory). None when the program cannot be started at all.
+    The process group is killed at the timeout or once a stream reaches the cap (so ``yes``
+    cannot fill memory). None when the program cannot be started at all.
     """
-    started = time.monotonic()
     try:
-        process = subprocess.Popen(
+        done = run_process(
             argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=dict(env),
-            start_new_session=True,
+            env=env,
+            timeout=timeout,
+            max_stdout=OUTPUT_CAP,
+            stop_at_cap=True,
+            kill_grace=0.0,
         )
-    except OSError:
+    except (OSError, ValueError):
         return None
-    assert process.stdout is not None and process.stderr is not None
-    out_fd, err_fd = process.stdout.fileno(), process.stderr.fileno()
-    buffers = {out_fd: bytearray(), err_fd: bytearray()}
-    timed_out = False
-    with selectors.DefaultSelector() as selector:
-        selector.register(process.stdout, selectors.EVENT_READ)
-        selector.register(process.stderr, selectors.EVENT_READ)
-        while selector.get_map():
-            left = timeout - (time.monotonic() - started)
-            if left <= 0:
-                timed_out = True
-                break
-            for key, _ in selector.select(min(left, 0.1)):
-                data = os.read(key.fd, _READ_SIZE)
-                if not data:
-                    selector.unregister(key.fileobj)
-                    continue
-                buffer = buffers[key.fd]
-                buffer.extend(data[: max(0, OUTPUT_CAP - len(buffer))])
-            if any(len(b) >= OUTPUT_CAP for b in buffers.values()):
-                break
-    _kill_group(process)
-    exit_code = process.wait()
-    process.stdout.close()
-    process.stderr.close()
     return DryRun(
         command,
-        exit_code,
-        bytes(buffers[out_fd]),
-        bytes(buffers[err_fd]).decode("utf-8", errors="replace"),
-        timed_out,
-        time.monotonic() - started,
+        done.exit_code,
+        done.stdout,
+        done.stderr.decode("utf-8", errors="replace"),
+        done.timed_out,
+        done.duration,
     )
-
-
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)

@@ -1,8 +1,11 @@
-"""Running a checked command: live on the user's terminal, or captured with size caps.
+"""The two ways a checked command runs: live on the user's terminal, or captured with caps.
 
-Safe mode spawns the program directly from an argv (``expand_words`` does the globbing a shell
-would have done); unsafe mode hands the text to the user's shell with ``-c``. Neither raises for
-a command that cannot start: the result carries exit code 127/126 and an ``error`` line.
+``conch.execute.checked.run_checked`` picks one; surfaces call that, not these. Safe mode
+spawns the program directly from an argv (``expand_words`` does the globbing a shell would
+have done); unsafe mode hands the text to the user's shell with ``-c``. A captured run goes
+through ``conch.host.process.run_process`` (its own process group, caps, group kill). Neither
+raises for a command that cannot start: the result carries exit code 127/126 and an
+``error`` line.
 """
 
 from __future__ import annotations
@@ -10,25 +13,21 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
-import selectors
 import signal
 import subprocess
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
+from conch.host.process import KILL_GRACE_S, command_line, exit_code, run_process
 from conch.messages import Word
 
-_KILL_GRACE_S = 2.0
-# After the command exits, a background job it left may still hold the pipes open; read what
-# is already buffered, then stop rather than wait for the job to finish.
-_DRAIN_GRACE_S = 0.5
-_POLL_S = 0.05
-_READ_SIZE = 65536
+# The caps of seed 004: what a captured run keeps of each stream.
+MAX_STDOUT = 10 * 1024 * 1024
+MAX_STDERR = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +82,7 @@ def run_interactive(
     (130 if it died of SIGINT). On timeout the child gets SIGTERM, then SIGKILL after a grace
     period. Processes the child started are not signalled: they share conch's own group.
     """
-    cmd = _command(argv, shell_command, shell)
+    cmd = command_line(argv, shell_command, shell)
     start = time.monotonic()
     with _ignoring_terminal_signals():
         try:
@@ -98,12 +97,12 @@ def run_interactive(
                 timed_out = True
                 proc.terminate()
                 try:
-                    proc.wait(_KILL_GRACE_S)
+                    proc.wait(KILL_GRACE_S)
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
     return ExecResult(
-        exit_code=_exit_code(proc.returncode),
+        exit_code=exit_code(proc.returncode),
         timed_out=timed_out,
         duration_s=time.monotonic() - start,
         error=_timeout_error(timeout) if timed_out else None,
@@ -118,180 +117,48 @@ def run_captured(
     cwd: Path,
     env: Mapping[str, str] | None = None,
     timeout: float | None = None,
-    max_stdout: int = 10 * 1024 * 1024,
-    max_stderr: int = 1024 * 1024,
+    max_stdout: int = MAX_STDOUT,
+    max_stderr: int = MAX_STDERR,
 ) -> ExecResult:
     """Run a command with stdin from /dev/null and its output captured, up to the caps.
 
     Output beyond a cap is read and thrown away (so the command is not stopped by a full pipe)
     and the text ends with a truncation note. The command runs in its own session, so a
-    timeout kills it together with everything it started.
+    timeout (or Ctrl+C, which is re-raised) kills it together with everything it started.
     """
-    cmd = _command(argv, shell_command, shell)
+    cmd = command_line(argv, shell_command, shell)
     start = time.monotonic()
-    deadline = None if timeout is None else start + timeout
     try:
-        proc = subprocess.Popen(
+        done = run_process(
             cmd,
             cwd=cwd,
-            env=_env(env),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
+            env=env,
+            timeout=timeout,
+            max_stdout=max_stdout,
+            max_stderr=max_stderr,
+            kill_grace=KILL_GRACE_S,
         )
     except OSError as exc:
         return _spawn_failure(exc, cmd, cwd, start)
-    with proc:
-        assert proc.stdout is not None and proc.stderr is not None
-        out, err = _Sink(max_stdout), _Sink(max_stderr)
-        sinks = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
-        timed_out = _pump(proc, sinks, deadline)
-        if not timed_out and proc.poll() is None:
-            # The command closed its output but is still running.
-            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            try:
-                proc.wait(remaining)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-        if timed_out:
-            _stop_group(proc)
-            _pump(proc, sinks, time.monotonic() + _DRAIN_GRACE_S)
     return ExecResult(
-        exit_code=_exit_code(proc.returncode),
-        stdout=out.text(),
-        stderr=err.text(),
-        stdout_truncated=out.truncated,
-        stderr_truncated=err.truncated,
-        timed_out=timed_out,
-        duration_s=time.monotonic() - start,
-        error=_timeout_error(timeout) if timed_out else None,
+        exit_code=done.exit_code,
+        stdout=_text(done.stdout, done.stdout_truncated, max_stdout),
+        stderr=_text(done.stderr, done.stderr_truncated, max_stderr),
+        stdout_truncated=done.stdout_truncated,
+        stderr_truncated=done.stderr_truncated,
+        timed_out=done.timed_out,
+        duration_s=done.duration,
+        error=_timeout_error(timeout) if done.timed_out else None,
     )
 
 
-def audit_line(command: str, cwd: Path, result: ExecResult, *, when: datetime | None = None) -> str:
-    """One audit-log line: ``2025-01-15T10:30:45Z | /dir | cmd | exit:0 | 0.023s``.
-
-    ``when`` defaults to now (a naive value is taken as UTC). Newlines in the command are
-    written as ``\\n`` so that one run stays one line.
-    """
-    stamp = datetime.now(UTC) if when is None else when
-    stamp = stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp.astimezone(UTC)
-    flat = command.replace("\r", "\\r").replace("\n", "\\n")
-    return (
-        f"{stamp.strftime('%Y-%m-%dT%H:%M:%SZ')} | {cwd} | {flat} | "
-        f"exit:{result.exit_code} | {result.duration_s:.3f}s"
-    )
-
-
-class _Sink:
-    """Collects one output stream up to ``cap`` bytes and drops the rest."""
-
-    def __init__(self, cap: int) -> None:
-        self.cap = max(0, cap)
-        self.data = bytearray()
-        self.truncated = False
-
-    def feed(self, chunk: bytes) -> None:
-        room = self.cap - len(self.data)
-        if len(chunk) > room:
-            self.truncated = True
-        if room > 0:
-            self.data += chunk[:room]
-
-    def text(self) -> str:
-        text = self.data.decode("utf-8", "replace")
-        if self.truncated:
-            sep = "" if not text or text.endswith("\n") else "\n"
-            text += f"{sep}(output truncated after {self.cap} bytes)"
-        return text
-
-
-def _pump(proc: subprocess.Popen[bytes], sinks: dict[int, _Sink], deadline: float | None) -> bool:
-    """Read both pipes until they close; True if ``deadline`` came first.
-
-    One selector loop reads whichever pipe has data, so a child filling stderr while we wait
-    on stdout cannot deadlock. It also stops shortly after the child exits, in case a
-    background job keeps the pipes open.
-    """
-    exited_at: float | None = None
-    with selectors.DefaultSelector() as selector:
-        for fd in sinks:
-            os.set_blocking(fd, False)
-            selector.register(fd, selectors.EVENT_READ)
-        while selector.get_map():
-            now = time.monotonic()
-            if deadline is not None and now >= deadline:
-                return True
-            if exited_at is None and proc.poll() is not None:
-                exited_at = now
-            if exited_at is not None and now >= exited_at + _DRAIN_GRACE_S:
-                return False
-            wait = _POLL_S if deadline is None else min(_POLL_S, deadline - now)
-            for key, _ in selector.select(wait):
-                fd = int(key.fd)
-                try:
-                    chunk = os.read(fd, _READ_SIZE)
-                except BlockingIOError:
-                    continue
-                except OSError:
-                    chunk = b""
-                if chunk:
-                    sinks[fd].feed(chunk)
-                else:
-                    selector.unregister(fd)
-    return False
-
-
-def _stop_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the command's process group, then SIGKILL whatever is left after the grace."""
-    pgid = proc.pid  # start_new_session made the child its group's leader
-    _signal_group(pgid, signal.SIGTERM)
-    end = time.monotonic() + _KILL_GRACE_S
-    while time.monotonic() < end:
-        # Reap the leader first: as a zombie it would still count as a member of the group.
-        proc.poll()
-        if proc.returncode is not None and not _group_alive(pgid):
-            break
-        time.sleep(_POLL_S)
-    _signal_group(pgid, signal.SIGKILL)
-    proc.wait()
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether the group has a member that is not a zombie.
-
-    Where PID 1 does not reap orphans (containers without an init), killed grandchildren stay
-    zombies and ``killpg(pgid, 0)`` keeps succeeding; /proc tells them apart on Linux.
-    """
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return _signal_group(pgid, 0)
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as handle:
-                stat = handle.read()
-        except OSError:
-            continue  # exited while we looked
-        # Fields after the parenthesised command name: state, ppid, pgrp, ...
-        fields = stat.rpartition(")")[2].split()
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
-            return True
-    return False
-
-
-def _signal_group(pgid: int, signum: int) -> bool:
-    """Signal a process group; False if it no longer has members."""
-    try:
-        os.killpg(pgid, signum)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _text(data: bytes, truncated: bool, cap: int) -> str:
+    """Decoded output, with a note where the cap cut it."""
+    text = data.decode("utf-8", "replace")
+    if truncated:
+        sep = "" if not text or text.endswith("\n") else "\n"
+        text += f"{sep}(output truncated after {cap} bytes)"
+    return text
 
 
 @contextlib.contextmanager
@@ -325,17 +192,6 @@ def _swallow(signum: int, frame: FrameType | None) -> None:
     """Receive a terminal signal meant for the foreground child and do nothing."""
 
 
-def _command(argv: list[str] | None, shell_command: str | None, shell: str) -> list[str]:
-    if (argv is None) == (shell_command is None):
-        raise ValueError("give exactly one of argv and shell_command")
-    if argv is not None:
-        if not argv:
-            raise ValueError("argv is empty")
-        return list(argv)
-    assert shell_command is not None
-    return [shell, "-c", shell_command]
-
-
 def _env(env: Mapping[str, str] | None) -> dict[str, str] | None:
     return None if env is None else dict(env)
 
@@ -352,10 +208,6 @@ def _spawn_failure(exc: OSError, cmd: list[str], cwd: Path, start: float) -> Exe
     else:
         code, error = 126, f"cannot run {cmd[0]}: {reason}"
     return ExecResult(exit_code=code, duration_s=duration, error=error)
-
-
-def _exit_code(returncode: int) -> int:
-    return 128 - returncode if returncode < 0 else returncode
 
 
 def _timeout_error(timeout: float | None) -> str:

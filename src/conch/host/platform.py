@@ -14,17 +14,18 @@ import platform as _stdlib_platform
 import pwd
 import re
 import shutil
-import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conch.host.process import ProcessResult, run_process
 from conch.storage.files import atomic_write_text
 
 CACHE_FILE = "platform.json"
 _CACHE_VERSION = 2
-_PROBE_TIMEOUT_S = 2.0
+PROBE_TIMEOUT_S = 2.0
+PROBE_CAP = 64 * 1024
 
 #: Tools worth telling the model about; the value in ``tools`` is where ``PATH`` finds each.
 KNOWN_TOOLS: tuple[str, ...] = (
@@ -94,13 +95,23 @@ class PlatformContext:
         return "\n".join(lines)
 
 
+# Runs one probe; ``run_process`` is the real one (called with argv, env, timeout and caps).
+ProbeRunner = Callable[..., ProcessResult]
+# One probe's text: stdout then stderr, or "" when it cannot run or hangs.
+_Probe = Callable[[list[str]], str]
+
+
 def detect_platform(
-    cache_dir: Path | None = None, environ: Mapping[str, str] | None = None
+    cache_dir: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    run: ProbeRunner = run_process,
 ) -> PlatformContext:
     """Detect this machine, or reuse ``cache_dir/platform.json`` when its fingerprint matches.
 
     Never raises for a failed probe or an unusable cache: the field falls back to "" or
-    "unknown", and a corrupt cache is rewritten.
+    "unknown", and a corrupt cache is rewritten. ``run`` runs the probes (``--version`` of the
+    shell and of a few tools), each with a ``PROBE_TIMEOUT_S`` timeout and capped output.
     """
     env = dict(os.environ if environ is None else environ)
     shell = _user_shell(env)
@@ -110,7 +121,7 @@ def detect_platform(
         cached = _load_cache(cache_path, fingerprint)
         if cached is not None:
             return cached
-    context = _detect(shell, env)
+    context = _detect(shell, env, run)
     if cache_path is not None:
         payload = {"fingerprint": fingerprint, "platform": asdict(context)}
         # A read-only cache dir only costs re-detection next time.
@@ -169,45 +180,45 @@ def _load_cache(path: Path, fingerprint: str) -> PlatformContext | None:
     )
 
 
-def _detect(shell: str, env: Mapping[str, str]) -> PlatformContext:
+def _detect(shell: str, env: Mapping[str, str], run: ProbeRunner) -> PlatformContext:
     uname = os.uname()
     # Probes must answer in English whatever the user's locale.
     probe_env = {**env, "LC_ALL": "C"}
     search_path = env.get("PATH", os.defpath)
     shell_name = os.path.basename(shell)
+
+    def probe(argv: list[str]) -> str:
+        try:
+            done = run(
+                argv,
+                env=probe_env,
+                timeout=PROBE_TIMEOUT_S,
+                max_stdout=PROBE_CAP,
+                kill_grace=0.0,
+            )
+        except (OSError, ValueError):
+            return ""
+        if done.timed_out:
+            return ""
+        return (done.stdout + done.stderr).decode("utf-8", "replace")
+
     return PlatformContext(
         os_name=uname.sysname,
         os_version=uname.release,
-        distro=_distro(uname.sysname, probe_env),
+        distro=_distro(uname.sysname, probe),
         arch=_stdlib_platform.machine(),
         shell=shell,
         shell_name=shell_name,
-        shell_version=_shell_version(shell, shell_name, probe_env),
-        userland=_userland(uname.sysname, search_path, probe_env),
+        shell_version=_shell_version(shell, shell_name, probe),
+        userland=_userland(uname.sysname, search_path, probe),
         tools=_tools(search_path),
-        versions=_versions(search_path, probe_env),
+        versions=_versions(search_path, probe),
     )
 
 
-def _probe(argv: list[str], env: Mapping[str, str]) -> str:
-    """Stdout and stderr of a short command, or "" if it cannot run or hangs."""
-    try:
-        done = subprocess.run(
-            argv,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            env=dict(env),
-            timeout=_PROBE_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError, ValueError):
-        return ""
-    return (done.stdout + done.stderr).decode("utf-8", "replace")
-
-
-def _distro(os_name: str, env: Mapping[str, str]) -> str:
+def _distro(os_name: str, probe: _Probe) -> str:
     if os_name == "Darwin":
-        info = dict(re.findall(r"^(\w+):\s*(.+?)\s*$", _probe(["sw_vers"], env), re.MULTILINE))
+        info = dict(re.findall(r"^(\w+):\s*(.+?)\s*$", probe(["sw_vers"]), re.MULTILINE))
         return " ".join(v for v in (info.get("ProductName"), info.get("ProductVersion")) if v)
     for candidate in (Path("/etc/os-release"), Path("/usr/lib/os-release")):
         try:
@@ -220,26 +231,26 @@ def _distro(os_name: str, env: Mapping[str, str]) -> str:
     return ""
 
 
-def _shell_version(shell: str, shell_name: str, env: Mapping[str, str]) -> str:
+def _shell_version(shell: str, shell_name: str, probe: _Probe) -> str:
     # dash and POSIX sh have no --version; some would even run a script named "--version".
     if shell_name not in _VERSIONED_SHELLS:
         return ""
-    lines = _probe([shell, "--version"], env).strip().splitlines()
+    lines = probe([shell, "--version"]).strip().splitlines()
     if not lines:
         return ""
     match = re.search(r"\d+(?:\.\d+)+", lines[0])
     return match.group(0) if match else lines[0][:40]
 
 
-def _userland(os_name: str, search_path: str, env: Mapping[str, str]) -> str:
+def _userland(os_name: str, search_path: str, probe: _Probe) -> str:
     ls = shutil.which("ls", path=search_path) or "/bin/ls"
     if os.path.basename(os.path.realpath(ls)) == "busybox":
         return "busybox"
-    version = _probe([ls, "--version"], env)
+    version = probe([ls, "--version"])
     # uutils (the Rust rewrite some distros ship) follows GNU option syntax.
     if "GNU coreutils" in version or "uutils coreutils" in version:
         return "GNU"
-    if "busybox" in version.lower() or "busybox" in _probe([ls, "--help"], env).lower():
+    if "busybox" in version.lower() or "busybox" in probe([ls, "--help"]).lower():
         return "busybox"
     if os_name in _BSD_SYSTEMS:
         return "BSD"
@@ -255,7 +266,7 @@ def _tools(search_path: str) -> dict[str, str]:
     return found
 
 
-def _versions(search_path: str, env: Mapping[str, str]) -> dict[str, str]:
+def _versions(search_path: str, probe_text: _Probe) -> dict[str, str]:
     """``TOOL --version`` of the tools whose options differ across versions, in parallel."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -265,12 +276,12 @@ def _versions(search_path: str, env: Mapping[str, str]) -> dict[str, str]:
         name, location = item
         if os.path.basename(os.path.realpath(location)) == "busybox":
             # An applet: its --version is often usage text, or "This is not GNU sed 4.0".
-            banner = re.search(r"BusyBox v(\d+(?:\.\d+)+)", _probe([location, "--help"], env))
+            banner = re.search(r"BusyBox v(\d+(?:\.\d+)+)", probe_text([location, "--help"]))
             return name, f"busybox {banner.group(1)}" if banner else "busybox"
-        first = _probe([location, "--version"], env).strip().splitlines()[:1]
+        first = probe_text([location, "--version"]).strip().splitlines()[:1]
         if name == "awk" and (not first or "not an option" in first[0]):
             # mawk, Debian's default awk, answers only to -W version.
-            first = _probe([location, "-W", "version"], env).strip().splitlines()[:1]
+            first = probe_text([location, "-W", "version"]).strip().splitlines()[:1]
         match = re.search(r"\d+(?:\.\d+)+", first[0]) if first else None
         # Say which implementation it is where that matters more than the number.
         flavour = ""

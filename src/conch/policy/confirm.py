@@ -22,6 +22,22 @@ class Confirmation:
 
     ask: bool
     explain: bool = False
+    forced_by: tuple[str, ...] = ()  # the programs whose ``force_explain`` set ``explain``
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmOptions:
+    """What a surface's user chose about questions, and the programs a prompt config allows.
+
+    ``confirm``: always ask. ``explain``: explain every command first (so ask, too).
+    ``programs``: the prompt config's allowed programs (empty: no whitelist, so always ask);
+    a program with ``force_explain`` is explained and asked about whenever it runs.
+    Unsafe mode is not here: it is the policy context's (``PolicyContext.unsafe``).
+    """
+
+    confirm: bool = False
+    explain: bool = False
+    programs: tuple[AllowedProgram, ...] = ()
 
 
 def context_for(
@@ -35,8 +51,13 @@ def context_for(
 
 def forced_explain(verdict: Verdict, programs: Sequence[AllowedProgram]) -> bool:
     """True when a program the command runs is allowed only with an explanation."""
-    used = set(verdict.commands)
-    return any(program.force_explain and program.name in used for program in programs)
+    return bool(explaining(verdict, programs))
+
+
+def explaining(verdict: Verdict, programs: Sequence[AllowedProgram]) -> tuple[str, ...]:
+    """The programs of the command that are allowed only with an explanation, in order."""
+    forced = {program.name for program in programs if program.force_explain}
+    return tuple(name for name in dict.fromkeys(verdict.commands) if name in forced)
 
 
 def confirmation(
@@ -57,7 +78,8 @@ def confirmation(
     """
     if verdict.decision is Decision.REJECT:
         return Confirmation(ask=False)
-    forced = forced_explain(verdict, programs)
+    forced_by = explaining(verdict, programs)
+    forced = bool(forced_by)
     ask = (
         not programs
         or confirm
@@ -66,4 +88,4 @@ def confirmation(
         or forced
         or verdict.decision is Decision.CONFIRM
     )
-    return Confirmation(ask=ask, explain=forced)
+    return Confirmation(ask=ask, explain=forced, forced_by=forced_by)

@@ -7,15 +7,12 @@ a byte cap (so a program that prints forever cannot fill memory).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import selectors
-import signal
-import subprocess
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from conch.host.process import run_process
 
 PROBE_TIMEOUT_S = 2.0
 
@@ -58,57 +55,29 @@ def run_probe(
     cap: int = 65536,
     merge_stderr: bool = True,
 ) -> ProbeResult:
-    """Run ``argv`` and return at most ``cap`` bytes of its output, killing it on timeout."""
+    """Run ``argv`` and return at most ``cap`` bytes of its output, killing it on timeout.
+
+    ``merge_stderr``: stderr is part of the text (BSD tools print their usage there, and exit
+    1); otherwise it is dropped. ``returncode`` is None when the probe could not start or was
+    stopped (timeout, or output past ``cap``).
+    """
     if timeout <= 0:
         return ProbeResult("", None, timed_out=True)
     try:
-        proc = subprocess.Popen(
+        done = run_process(
             argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            # BSD tools print their usage to stderr (and exit 1): that text is wanted too.
-            stderr=subprocess.STDOUT if merge_stderr else subprocess.DEVNULL,
-            env=dict(env),
-            start_new_session=True,
-            close_fds=True,
+            env=env,
+            timeout=timeout,
+            max_stdout=cap,
+            stderr="stdout" if merge_stderr else "discard",
+            stop_at_cap=True,
+            kill_grace=0.0,
         )
-    except (OSError, ValueError, subprocess.SubprocessError):
+    except (OSError, ValueError):
         return ProbeResult("", None)
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    deadline = time.monotonic() + timeout
-    buf = bytearray()
-    timed_out = False
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
-        while len(buf) < cap:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                timed_out = True
-                break
-            if not selector.select(remaining):
-                continue
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            buf += chunk
-    capped = len(buf) >= cap
-    returncode = _finish(proc, deadline, force=timed_out or capped)
-    proc.stdout.close()
-    return ProbeResult(clean_text(bytes(buf[:cap])), returncode, timed_out, capped)
-
-
-def _finish(proc: subprocess.Popen[bytes], deadline: float, force: bool) -> int | None:
-    """Reap ``proc``; kill its whole group if it is stopped early or outlives the deadline."""
-    if not force:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            return proc.wait(timeout=max(0.05, deadline - time.monotonic()))
-    # The group id is the leader's pid; it stays reserved until the leader is reaped below.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=1.0)
-    return None
+    stopped = done.timed_out or done.stopped_at_cap
+    returncode = None if stopped else done.exit_code
+    return ProbeResult(clean_text(done.stdout), returncode, done.timed_out, done.stopped_at_cap)
 
 
 def clean_text(raw: bytes) -> str:
