@@ -153,6 +153,17 @@ def test_a_rejected_command_is_refused_before_any_question(
     assert approve.asked == [] and not (state / AUDIT_LOG).exists()
 
 
+def test_safe_mode_refuses_what_it_cannot_run_as_one_argv_before_asking(
+    work: Path, state: Path
+) -> None:
+    approve = Approver(Answer.run())
+
+    with pytest.raises(PolicyRejection, match="expands at run time"):
+        run("echo $HOME", work, state, approve)  # the policy allows it; no shell expands it
+
+    assert approve.asked == [] and not (state / AUDIT_LOG).exists()
+
+
 def test_a_verdict_given_by_the_caller_is_not_second_guessed(work: Path, state: Path) -> None:
     rejected = Verdict(Decision.REJECT, Risk.READ_ONLY, ("no",), ("ls",), (), ())
 

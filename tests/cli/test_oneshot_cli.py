@@ -405,3 +405,17 @@ def test_a_failing_command_is_replaced_by_a_candidate_that_works_here(
     assert "incompatible" in data["candidates"][0]["error"]
     assert last_entry()["candidates"] == data["candidates"]
     assert (work / "sizes.txt").read_text(encoding="utf-8") == "2M\n1K\n"
+
+
+def test_a_rejection_unsafe_mode_would_lift_says_so_and_others_do_not(
+    conch: Conch, isolated_dirs: Path
+) -> None:
+    hint = "(conch --unsafe allows it, after asking you)"
+    scripted(isolated_dirs, "ls | wc -l")
+    needs_shell = conch("--yes", "count files")
+    scripted(isolated_dirs, "rm -rf / | wc -l")
+    denylisted = conch("--yes", "count files")
+
+    assert needs_shell.code == denylisted.code == 3
+    assert hint in needs_shell.err and "'|'" in needs_shell.err
+    assert hint not in denylisted.err and "Denylisted" in denylisted.err

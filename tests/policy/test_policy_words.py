@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from conch.errors import PolicyRejection
 from conch.messages import Word
-from conch.policy import Decision, PolicyContext, Risk, assess, simple_words
+from conch.policy import Decision, ExecutionMode, PolicyContext, Risk, assess, simple_words
 
 
 def test_simple_words_removes_quotes_of_every_kind() -> None:
@@ -135,6 +135,39 @@ def test_operator_reason_tells_the_user_about_unsafe() -> None:
         "safe mode runs one program without a shell; unsafe mode allows operators and always "
         "asks first."
     )
+
+
+@pytest.mark.parametrize(
+    ("command", "context", "needs_unsafe"),
+    [
+        ("ls | wc", PolicyContext(), True),  # an operator: unsafe mode would ask, then run it
+        ("$CMD x", PolicyContext(), True),  # the program is known only at run time
+        ("echo 'oops", PolicyContext(), True),  # does not parse
+        ("ls | wc", PolicyContext(unsafe=True), False),  # not rejected at all
+        ("rm -rf / | wc", PolicyContext(), False),  # denylisted: no mode runs it
+        ("ls | rm x", PolicyContext(allowed_tools=frozenset({"ls"})), False),  # whitelist
+        ("ls", PolicyContext(), False),
+    ],
+)
+def test_the_verdict_says_when_only_unsafe_mode_would_run_it(
+    command: str, context: PolicyContext, needs_unsafe: bool
+) -> None:
+    verdict = assess(command, context)
+    assert verdict.needs_unsafe is needs_unsafe
+    if needs_unsafe:
+        relaxed = assess(command, PolicyContext(unsafe=True))
+        assert relaxed.decision is Decision.CONFIRM
+
+
+@pytest.mark.parametrize("unsafe", [False, True])
+@pytest.mark.parametrize(
+    "command", ["ls | wc", "echo $(date)", "echo 'oops", "rm -rf /", "$CMD x", "rm x", "ls"]
+)
+def test_no_reason_names_a_command_line_flag(command: str, unsafe: bool) -> None:
+    # Reasons reach every surface (terminal, HTTP, MCP); hints about flags are the CLI's.
+    for mode in ExecutionMode:
+        context = PolicyContext(unsafe=unsafe, mode=mode)
+        assert not any("--" in reason for reason in assess(command, context).reasons)
 
 
 def test_whitelist_reason_names_the_command_and_the_allowed_tools() -> None:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 def fail_if_rejected(state: Run, verdict: Verdict, show: str | None = None) -> None:
     """Refuse a rejected command, showing it (with ``show``) and saying what would allow it
-    where something would (an operator, in unsafe mode)."""
+    where something would: unsafe mode, for a command that needs a shell."""
     from conch.policy import Decision
 
     if verdict.decision is not Decision.REJECT:
@@ -29,7 +29,7 @@ def fail_if_rejected(state: Run, verdict: Verdict, show: str | None = None) -> N
         ui.show_command(state.env, show, verdict.risk.value, verdict.reasons)
     reason = verdict.reasons[0] if verdict.reasons else "rejected by the safety policy"
     hint = ""
-    if verdict.operators and not verdict.denylisted and not state.args.unsafe:
+    if verdict.needs_unsafe and not state.args.unsafe:
         hint = " (conch --unsafe allows it, after asking you)"
     raise PolicyRejection(f"not running it: {reason}{hint}")
 

@@ -110,8 +110,9 @@ def run_checked(
     before it is spawned. The audit line goes to ``state_dir/audit.log`` (none when
     ``state_dir`` is None), for a command stopped by Ctrl+C too.
 
-    Raises PolicyRejection for a command the policy rejects (an edit included) and
-    ConfirmationRequired when ``approve`` aborts; nothing has run then. Whatever ``approve``
+    Raises PolicyRejection for a command the policy rejects (an edit included), or, in safe
+    mode, one that is not a single simple command (``simple_words``), before any question;
+    ConfirmationRequired when ``approve`` aborts. Nothing has run then. Whatever ``approve``
     raises passes through. A command that cannot start is a result (exit code 127 or 126 and
     an ``error``), not an exception.
     """
@@ -120,6 +121,9 @@ def run_checked(
     asked = edited = False
     while True:
         _refuse_rejected(verdict)
+        # Safe mode runs the command's words as one argv: refuse what cannot be run that way
+        # before anyone is asked about it.
+        words = None if context.unsafe else simple_words(command)
         wanted = confirmation(
             verdict,
             options.programs,
@@ -139,12 +143,13 @@ def run_checked(
         command, verdict, edited = answer.command, assess(answer.command, context), True
     if on_start is not None:
         on_start(command, verdict)
+    argv = None if words is None else expand_words(words, cwd)
     started = time.monotonic()
     try:
         if interactive:
-            result = _interactive(command, context, cwd, shell, timeout)
+            result = _interactive(command, argv, shell, cwd, timeout)
         else:
-            result = _captured(command, context, cwd, shell, timeout, max_stdout, max_stderr)
+            result = _captured(command, argv, shell, cwd, timeout, max_stdout, max_stderr)
     except KeyboardInterrupt:
         if state_dir is not None:
             line = audit_line(command, cwd, _INTERRUPTED, time.monotonic() - started)
@@ -164,29 +169,27 @@ def _refuse_rejected(verdict: Verdict) -> None:
 
 
 def _interactive(
-    command: str, context: PolicyContext, cwd: Path, shell: str, timeout: float | None
+    command: str, argv: list[str] | None, shell: str, cwd: Path, timeout: float | None
 ) -> ExecResult:
-    if context.unsafe:
+    """``argv`` in safe mode; ``shell -c command`` in unsafe mode (``argv`` None)."""
+    if argv is None:
         return run_interactive(shell_command=command, shell=shell, cwd=cwd, timeout=timeout)
-    return run_interactive(expand_words(simple_words(command), cwd), cwd=cwd, timeout=timeout)
+    return run_interactive(argv, cwd=cwd, timeout=timeout)
 
 
 def _captured(
     command: str,
-    context: PolicyContext,
-    cwd: Path,
+    argv: list[str] | None,
     shell: str,
+    cwd: Path,
     timeout: float | None,
     max_stdout: int,
     max_stderr: int,
 ) -> ExecResult:
-    if context.unsafe:
-        argv, text = None, command
-    else:
-        argv, text = expand_words(simple_words(command), cwd), None
+    """``argv`` in safe mode; ``shell -c command`` in unsafe mode (``argv`` None)."""
     return run_captured(
         argv,
-        shell_command=text,
+        shell_command=None if argv is not None else command,
         shell=shell,
         cwd=cwd,
         timeout=timeout,

@@ -68,6 +68,9 @@ class Verdict:
     operators: tuple[str, ...]
     paths: tuple[str, ...]
     denylisted: bool = False
+    # Rejected only for what needs a real shell (operators, words that expand at run time,
+    # text that does not parse): unsafe mode would run it, after asking.
+    needs_unsafe: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (for ``--json`` output and history)."""
@@ -156,6 +159,7 @@ def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
     reasons += hard
     reject = reject or bool(hard)
 
+    needs_unsafe = reject and not (context.unsafe or denied or hard)
     if reject:
         decision = Decision.REJECT
     elif context.unsafe or context.mode is ExecutionMode.INTERACTIVE:
@@ -176,4 +180,5 @@ def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
         operators=operators,
         paths=tuple(paths),
         denylisted=bool(denied),
+        needs_unsafe=needs_unsafe,
     )

@@ -1,4 +1,4 @@
-"""Catastrophic commands: rejected in every mode, ``--unsafe`` or not."""
+"""Catastrophic commands: rejected in every mode, unsafe mode included."""
 
 from __future__ import annotations
 
