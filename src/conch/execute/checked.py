@@ -25,6 +25,7 @@ from conch.execute.run import (
     run_captured,
     run_interactive,
 )
+from conch.messages import Word
 from conch.policy import Decision, PolicyContext, Verdict, assess, simple_words
 from conch.policy.confirm import Confirmation, ConfirmOptions, confirmation
 
@@ -123,7 +124,7 @@ def run_checked(
         _refuse_rejected(verdict)
         # Safe mode runs the command's words as one argv: refuse what cannot be run that way
         # before anyone is asked about it.
-        words = None if context.unsafe else simple_words(command)
+        words = None if context.unsafe else _words(command)
         wanted = confirmation(
             verdict,
             options.programs,
@@ -160,6 +161,13 @@ def run_checked(
         line = audit_line(command, cwd, result.exit_code, result.duration_s)
         audited = append_audit(state_dir, line)
     return Ran(command, verdict, result, asked, audited)
+
+
+def _words(command: str) -> list[Word]:
+    try:
+        return simple_words(command)
+    except PolicyRejection as exc:
+        raise PolicyRejection(f"not running it: {exc}") from None
 
 
 def _refuse_rejected(verdict: Verdict) -> None:
