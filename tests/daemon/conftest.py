@@ -21,7 +21,7 @@ from daemon_util import FAKE_BACKEND
 from conch.config.paths import Paths
 from conch.config.settings import AISettings, DaemonSettings, LocalSettings
 from conch.daemon import client, process
-from conch.daemon.client import stop_service
+from conch.daemon.client import Timeouts, stop_service
 from conch.daemon.location import Location
 from conch.daemon.process import pid_alive, read_pid
 from conch.daemon.provider import DaemonProvider
@@ -39,6 +39,7 @@ def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.delenv("CONCH_DAEMON", raising=False)
     path = os.environ.get("PYTHONPATH")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in (str(HERE), path) if p))
+    # Services a front end starts (the in-process CLI) run the fake model too.
     monkeypatch.setattr(client, "DEFAULT_BACKEND", FAKE_BACKEND)
     location = Location.default()
     try:
@@ -97,18 +98,24 @@ class RecordingProvider(DaemonProvider):
 
 @pytest.fixture
 def make_provider(runtime: Path, fake_model: Path) -> Callable[..., DaemonProvider]:
-    """A DaemonProvider on the fake model; keyword arguments go to DaemonSettings."""
+    """A DaemonProvider on the fake model; other keyword arguments go to DaemonSettings."""
 
     def make(
         timeout: float = 30.0,
-        backend: str | None = None,
+        backend: str = FAKE_BACKEND,
         fallback: Callable[[], Provider] | None = None,
+        timeouts: Timeouts | None = None,
         **daemon: Any,
     ) -> DaemonProvider:
         settings = {"idle_timeout_s": 60.0, "start_timeout_s": 30.0, **daemon}
         ai = AISettings(local=LocalSettings(model_path=str(fake_model)), timeout=timeout)
         return RecordingProvider(
-            ai, DaemonSettings(**settings), Paths.default(), backend=backend, fallback=fallback
+            ai,
+            DaemonSettings(**settings),
+            Paths.default(),
+            backend=backend,
+            fallback=fallback,
+            timeouts=timeouts,
         )
 
     return make

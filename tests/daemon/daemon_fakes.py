@@ -23,6 +23,7 @@ from conch.messages import (
     GenerationOptions,
     Message,
     ProviderEvent,
+    Stage,
     TextDelta,
     ToolSpec,
     Usage,
@@ -98,6 +99,23 @@ class EchoProvider:
 
     def close(self) -> None:
         self.loaded = False
+
+
+class StagedEchoProvider(EchoProvider):
+    """An echo that streams stages of its own on its first request: loading the model
+    (twice, with and without a fraction), then warming up."""
+
+    def stream(
+        self,
+        messages: Sequence[Message],
+        options: GenerationOptions,
+        tools: Sequence[ToolSpec] | None = None,
+    ) -> Iterator[ProviderEvent]:
+        if not self.requests:
+            yield Stage("loading model")
+            yield Stage("loading model", 0.5)
+            yield Stage("warming up")
+        yield from super().stream(messages, options, tools)
 
 
 def echo(settings: LocalSettings, cache_dir: Path) -> EchoProvider:

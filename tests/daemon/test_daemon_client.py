@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from daemon_util import wait_for
 
-from conch.daemon import client
-from conch.daemon.client import ServiceSpec, service_argv, service_status
+from conch.daemon import process
+from conch.daemon.client import ServiceSpec, Timeouts, service_argv, service_status
 from conch.daemon.location import Location
 from conch.daemon.process import pid_alive, read_pid
 from conch.daemon.provider import DaemonProvider
@@ -130,7 +130,7 @@ def test_a_service_of_another_version_or_model_is_replaced(
     make_provider: MakeProvider, location: Location, fake_model: Path
 ) -> None:
     provider = make_provider()
-    spec = ServiceSpec.build(provider.ai, provider.daemon, provider.paths)
+    spec = ServiceSpec.build(provider.ai, provider.daemon, provider.paths, backend=provider.backend)
     argv = service_argv(spec)
     code = (
         "import sys; from conch import version; version.__version__ = '0.0.1'; "
@@ -160,17 +160,8 @@ def test_a_service_of_another_version_or_model_is_replaced(
 
 
 def test_two_clients_starting_at_once_share_one_service(
-    make_provider: MakeProvider, monkeypatch: pytest.MonkeyPatch
+    make_provider: MakeProvider, location: Location
 ) -> None:
-    spawned: list[int] = []
-    real_spawn = client.spawn
-
-    def counting_spawn(spec: ServiceSpec) -> subprocess.Popen[bytes]:
-        process = real_spawn(spec)
-        spawned.append(process.pid)
-        return process
-
-    monkeypatch.setattr(client, "spawn", counting_spawn)
     barrier = threading.Barrier(2)
     providers = {name: make_provider() for name in ("left", "right")}
     answers: dict[str, str] = {}
@@ -186,12 +177,14 @@ def test_two_clients_starting_at_once_share_one_service(
         thread.join(40)
     assert answers["left"].startswith("echo: left [")
     assert answers["right"].startswith("echo: right [")
-    assert len(spawned) == 1
-    assert providers["left"].service_pid == providers["right"].service_pid == spawned[0]
+    pid = providers["left"].service_pid
+    assert pid is not None and providers["right"].service_pid == pid
+    assert [service.pid for service in process.spawned()] == [pid]
+    assert location.log_file.read_text().count("serving on") == 1  # one service ever started
 
 
 def test_a_service_that_cannot_start_falls_back_to_this_process(
-    make_provider: MakeProvider, monkeypatch: pytest.MonkeyPatch
+    make_provider: MakeProvider,
 ) -> None:
     provider = make_provider(
         backend="daemon_fakes:no_such_backend",
@@ -213,24 +206,23 @@ def test_a_socket_path_too_long_falls_back_without_starting_anything(
     deep = runtime / ("d" * 60) / ("e" * 60)
     deep.mkdir(mode=0o700, parents=True)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(deep))
-    monkeypatch.setattr(client, "spawn", lambda spec: pytest.fail("spawned a service"))
     provider = make_provider(fallback=lambda: ScriptedProvider.of("ls"))
     assert complete(provider, ask("list")).text == "ls"
     assert "too long" in provider.notes[0]
+    assert process.spawned() == []
+    assert not Location.default().log_file.exists()  # no service ever wrote its log
 
 
 def test_a_service_that_stops_answering_is_killed_and_replaced(
-    make_provider: MakeProvider, monkeypatch: pytest.MonkeyPatch
+    make_provider: MakeProvider,
 ) -> None:
-    monkeypatch.setattr(client, "HELLO_TIMEOUT", 1.0)
-    monkeypatch.setattr(client, "RETIRE_SECONDS", 1.0)
     first = make_provider()
     complete(first, ask("one"))
     wedged = first.service_pid
     assert wedged is not None
     os.kill(wedged, signal.SIGSTOP)
     try:
-        second = make_provider()
+        second = make_provider(timeouts=Timeouts(hello_s=1.0, retire_s=1.0))
         began = time.monotonic()
         assert complete(second, ask("two")).text.startswith("echo: two [")
         assert time.monotonic() - began < 20

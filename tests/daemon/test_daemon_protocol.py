@@ -81,8 +81,9 @@ def test_events_travel_as_the_chunk_messages_they_always_were(
     assert protocol.events_from_wire(protocol.decode(protocol.encode(wire))) == [event]
 
 
-def test_stages_and_notes_are_not_sent_as_chunks() -> None:
-    assert protocol.event_to_wire(Stage("loading model")) is None
+def test_stages_are_progress_lines_and_notes_are_not_sent() -> None:
+    sent = protocol.event_to_wire(Stage("assembling model", 0.5))
+    assert sent == {"type": "progress", "stage": "assembling model"}
     assert protocol.event_to_wire(Note("fell back")) is None
     assert protocol.event_to_wire(TextDelta("")) is None
 

@@ -10,20 +10,22 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
-from daemon_fakes import EchoProvider
+from daemon_fakes import EchoProvider, StagedEchoProvider
 from daemon_util import FAKE_BACKEND
 
 import conch
 from conch.config.settings import LocalSettings
-from conch.daemon import client, protocol, service
-from conch.daemon.client import connect
+from conch.daemon import protocol
+from conch.daemon.backend import ServedModel, ServiceConfig
+from conch.daemon.client import ServiceSpec, connect
 from conch.daemon.location import Location, ServiceUnavailable
 from conch.daemon.provider import DaemonProvider
-from conch.daemon.service import Service, ServiceConfig
+from conch.daemon.service import Service
 from conch.errors import ProviderError
-from conch.messages import GenerationOptions, Message, ProviderEvent, Stage
+from conch.messages import Finished, GenerationOptions, Message, ProviderEvent, Stage
 from conch.providers.base import complete
 
 
@@ -45,7 +47,14 @@ def start(location: Location, fake_model: Path) -> Iterator[Callable[..., Runnin
     """Start a service in a thread on the fake model; every one is stopped at the end."""
     started: list[Running] = []
 
-    def run(idle_timeout_s: float = 60.0) -> Running:
+    def run(
+        idle_timeout_s: float = 60.0,
+        model: Callable[[LocalSettings, Path], ServedModel] = EchoProvider,
+        load: bool = True,
+        **service: Any,
+    ) -> Running:
+        """Keyword arguments go to Service; ``load=False`` leaves the model to the first
+        request."""
         config = ServiceConfig(
             socket_path=location.socket,
             pid_file=location.pid_file,
@@ -54,8 +63,9 @@ def start(location: Location, fake_model: Path) -> Iterator[Callable[..., Runnin
             idle_timeout_s=idle_timeout_s,
             backend=FAKE_BACKEND,
         )
-        svc = Service(config, EchoProvider(config.local, config.cache_dir))
-        svc.load_model()
+        svc = Service(config, model(config.local, config.cache_dir), **service)
+        if load:
+            svc.load_model()
         svc.bind()
         result: list[str] = []
         thread = threading.Thread(target=lambda: result.append(svc.serve_forever()), daemon=True)
@@ -207,9 +217,7 @@ def test_a_silent_service_is_a_timeout_not_a_hang(
         conn, _ = listener.accept()
         held.append(conn)
         conn.recv(65536)
-        spec = client.ServiceSpec.build(
-            provider.ai, provider.daemon, provider.paths, backend=FAKE_BACKEND
-        )
+        spec = ServiceSpec.build(provider.ai, provider.daemon, provider.paths, backend=FAKE_BACKEND)
         hello = {"type": "hello", "protocol": protocol.PROTOCOL, "version": conch.__version__}
         conn.sendall(protocol.encode({**hello, "pid": 1, "model": spec.identity}))
 
@@ -247,11 +255,8 @@ def test_the_first_message_must_be_a_hello(start: Callable[..., Running]) -> Non
     assert reply["type"] == "error" and "hello" in reply["message"]
 
 
-def test_a_peer_of_another_user_is_hung_up_on(
-    start: Callable[..., Running], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    running = start()
-    monkeypatch.setattr(service, "peer_allowed", lambda sock: False)
+def test_a_peer_of_another_user_is_hung_up_on(start: Callable[..., Running]) -> None:
+    running = start(peer_check=lambda sock: False)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(5)
         sock.connect(str(running.location.socket))
@@ -262,6 +267,22 @@ def test_a_peer_of_another_user_is_hung_up_on(
         except (ConnectionResetError, BrokenPipeError):
             answer = b""
     assert answer == b""  # hung up on, nothing said
+
+
+def test_the_models_own_stages_reach_the_client_once_each(
+    start: Callable[..., Running], make_provider: Callable[..., DaemonProvider]
+) -> None:
+    running = start(model=StagedEchoProvider, load=False)
+    assert running.service.status()["loaded"] is False
+    events: list[ProviderEvent] = []
+    text = complete(make_provider(), ask("hi"), on_event=events.append).text
+    assert text.startswith("echo: hi")
+    stages = [event.label for event in events if isinstance(event, Stage)]
+    assert stages == ["loading model", "warming up"]
+    finished = [event for event in events if isinstance(event, Finished)]
+    assert len(finished) == 1 and finished[0].timings == {"request": 1, "pid": os.getpid()}
+    status = running.service.status()
+    assert status["loaded"] is True and status["load_seconds"] is not None
 
 
 def test_a_stale_socket_is_replaced_but_a_live_one_is_not(

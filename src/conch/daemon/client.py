@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +59,15 @@ class ServiceNotAnswering(ServiceUnavailable):
 
 
 @dataclass(frozen=True, slots=True)
+class Timeouts:
+    """How long a client waits on a service's hello (``hello_s``) and gives a service it
+    asked to stop before SIGTERM, then SIGKILL (``retire_s``)."""
+
+    hello_s: float = HELLO_TIMEOUT
+    retire_s: float = RETIRE_SECONDS
+
+
+@dataclass(frozen=True, slots=True)
 class ServiceSpec:
     """Everything a client needs to find, check and start the service for one model."""
 
@@ -69,6 +78,7 @@ class ServiceSpec:
     idle_timeout_s: float
     start_timeout_s: float
     backend: str = protocol.LOCAL_BACKEND
+    timeouts: Timeouts = field(default_factory=Timeouts)
 
     @classmethod
     def build(
@@ -79,6 +89,7 @@ class ServiceSpec:
         location: Location | None = None,
         backend: str | None = None,
         progress: Progress | None = None,
+        timeouts: Timeouts | None = None,
     ) -> ServiceSpec:
         """The spec for ``ai.local``; resolves (and on first use assembles) the model file."""
         path = model_path_for(ai.local, paths.cache_dir, progress).expanduser().resolve()
@@ -92,6 +103,7 @@ class ServiceSpec:
             idle_timeout_s=daemon.idle_timeout_s,
             start_timeout_s=daemon.start_timeout_s,
             backend=chosen,
+            timeouts=timeouts or Timeouts(),
         )
 
     def hello(self) -> dict[str, Any]:
@@ -208,8 +220,9 @@ def connect(
 def ensure_service(spec: ServiceSpec, progress: Progress | None = None) -> Connection:
     """A connection to a service that matches ``spec``, starting or replacing one as needed."""
     process.reap()
+    patience = spec.timeouts
     with contextlib.suppress(ServiceNotAnswering):  # replaced below, under the lock
-        current = connect(spec.location, spec.hello())
+        current = connect(spec.location, spec.hello(), patience.hello_s)
         if current is not None:
             if spec.mismatch(current.hello) is None:
                 return current
@@ -218,7 +231,7 @@ def ensure_service(spec: ServiceSpec, progress: Progress | None = None) -> Conne
     check_socket_path(spec.location.socket)
     lock = FileLock(str(spec.location.lock_file))
     try:
-        lock.acquire(timeout=spec.start_timeout_s + 2 * RETIRE_SECONDS)
+        lock.acquire(timeout=spec.start_timeout_s + 2 * patience.retire_s)
     except Timeout:
         raise ServiceUnavailable(
             f"another conch has been starting the model service for too long ({lock.lock_file})"
@@ -226,11 +239,11 @@ def ensure_service(spec: ServiceSpec, progress: Progress | None = None) -> Conne
     try:
         # Someone may have started (or replaced) it while this client waited for the lock.
         try:
-            current = connect(spec.location, spec.hello())
+            current = connect(spec.location, spec.hello(), patience.hello_s)
         except ServiceNotAnswering:
             if progress is not None:
                 progress("replacing a model service that does not answer", None)
-            end_by_pid(spec.location, RETIRE_SECONDS)
+            end_by_pid(spec.location, patience.retire_s)
             current = None
         if current is not None:
             reason = spec.mismatch(current.hello)
@@ -238,7 +251,7 @@ def ensure_service(spec: ServiceSpec, progress: Progress | None = None) -> Conne
                 return current
             if progress is not None:
                 progress(f"replacing the model service ({reason})", None)
-            retire(current, spec.location)
+            retire(current, spec.location, patience.retire_s)
         remove_stale(spec.location)
         if progress is not None:
             progress("starting the model service and loading the model", None)
@@ -294,12 +307,12 @@ def wait_until_ready(spec: ServiceSpec, service: subprocess.Popen[bytes]) -> Con
                 f"the model service exited at start ({last_log_line(spec.location.log_file)}); "
                 f"see {spec.location.log_file}"
             )
-        connection = connect(spec.location, spec.hello())
+        connection = connect(spec.location, spec.hello(), spec.timeouts.hello_s)
         if connection is not None:
             reason = spec.mismatch(connection.hello)
             if reason is None:
                 return connection
-            retire(connection, spec.location)
+            retire(connection, spec.location, spec.timeouts.retire_s)
             raise ServiceUnavailable(
                 f"the model service started with {sys.executable} does not match: {reason}"
             )
@@ -312,17 +325,18 @@ def wait_until_ready(spec: ServiceSpec, service: subprocess.Popen[bytes]) -> Con
     )
 
 
-def retire(connection: Connection, location: Location) -> None:
-    """Make a running service exit: ask it to stop, then SIGTERM, then SIGKILL its pid."""
+def retire(connection: Connection, location: Location, seconds: float = RETIRE_SECONDS) -> None:
+    """Make a running service exit: ask it to stop, then SIGTERM, then SIGKILL its pid, each
+    given ``seconds``."""
     pid = connection.pid or read_pid(location)
     try:
-        connection.call({"type": "stop"}, RETIRE_SECONDS)
+        connection.call({"type": "stop"}, seconds)
     except (ConnectionLost, ProtocolError, TimeoutError, OSError):
         pass
     finally:
         connection.close()
     if pid is not None:
-        process.terminate(pid, RETIRE_SECONDS, asked=True)
+        process.terminate(pid, seconds, asked=True)
     remove_stale(location)
 
 
@@ -373,15 +387,17 @@ def start_service(spec: ServiceSpec, progress: Progress | None = None) -> dict[s
     failure: ConchError | None = None
     status: dict[str, Any] = {}
     try:
-        for reply in connection.replies({"type": "load"}, max(HELLO_TIMEOUT, spec.start_timeout_s)):
+        for reply in connection.replies(
+            {"type": "load"}, max(spec.timeouts.hello_s, spec.start_timeout_s)
+        ):
             if reply["type"] == "progress" and progress is not None:
                 progress(str(reply.get("stage") or "waiting"), None)
             elif reply["type"] == "error":
                 failure = protocol.error_from_wire(reply)
         if failure is None:
-            status = connection.call({"type": "status"}, HELLO_TIMEOUT)
+            status = connection.call({"type": "status"}, spec.timeouts.hello_s)
         else:
-            retire(connection, spec.location)
+            retire(connection, spec.location, spec.timeouts.retire_s)
     except (ConnectionLost, ProtocolError) as exc:
         raise ProviderError(f"the model service stopped while loading the model: {exc}") from None
     except TimeoutError:

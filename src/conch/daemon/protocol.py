@@ -38,6 +38,7 @@ from conch.messages import (
     Message,
     ProviderEvent,
     Role,
+    Stage,
     TextDelta,
     ToolCall,
     Usage,
@@ -180,10 +181,10 @@ def options_from_wire(data: Any) -> GenerationOptions:
 
 
 def event_to_wire(event: ProviderEvent) -> dict[str, Any] | None:
-    """A reply event as a ``chunk`` message carrying only the fields that are set: text, a
-    whole tool call, or the usage and finish reason at the end (the engine's timings travel
-    in ``done``). Stages and notes are not sent this way (None): the service reports its
-    own stages in ``progress`` messages."""
+    """A provider's event as the message the service sends for it: a ``chunk`` carrying only
+    the fields that are set (text, a whole tool call, or the usage and finish reason at the
+    end; the engine's timings travel in ``done``), or a ``progress`` line for a stage (its
+    label; the fraction is not sent). Notes are the client's own and never sent (None)."""
     if isinstance(event, TextDelta):
         return {"type": "chunk", "text": event.text} if event.text else None
     if isinstance(event, ToolCall):
@@ -193,6 +194,8 @@ def event_to_wire(event: ProviderEvent) -> dict[str, Any] | None:
         if event.finish_reason is not None:
             message["finish_reason"] = event.finish_reason
         return message
+    if isinstance(event, Stage):
+        return {"type": "progress", "stage": event.label}
     return None
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from conch.config.paths import Paths
 from conch.daemon import protocol
-from conch.daemon.client import Connection, ServiceSpec, ensure_service
+from conch.daemon.client import Connection, ServiceSpec, Timeouts, ensure_service
 from conch.daemon.location import Location, ServiceUnavailable
 from conch.daemon.protocol import ConnectionLost, ProtocolError
 from conch.errors import ProviderError
@@ -33,7 +33,7 @@ from conch.messages import (
     ToolSpec,
 )
 from conch.providers.base import create_provider, is_builtin
-from conch.providers.streaming import staged
+from conch.providers.streaming import StageCallback, staged
 
 if TYPE_CHECKING:
     from conch.config.settings import AISettings, DaemonSettings
@@ -68,14 +68,19 @@ class DaemonProvider:
         location: Location | None = None,
         backend: str | None = None,
         fallback: Callable[[], Provider] | None = None,
+        timeouts: Timeouts | None = None,
     ) -> None:
-        """``fallback`` makes the provider requests run on when the service cannot start
-        (default: the model in this process, ``LocalProvider``)."""
+        """``location`` is where the service lives (default: this user's runtime directory),
+        ``backend`` what a service this provider starts runs (default: conch's own local
+        provider), ``fallback`` makes the provider requests run on when the service cannot
+        start (default: the model in this process, ``LocalProvider``), and ``timeouts`` how
+        long to wait on a service that does not answer."""
         self.ai = ai
         self.daemon = daemon
         self.paths = paths
         self.location = location
         self.backend = backend
+        self.timeouts = timeouts
         self.service_pid: int | None = None
         self._spec: ServiceSpec | None = None
         self._fallback: Provider | None = None
@@ -175,10 +180,16 @@ class DaemonProvider:
             finally:
                 connection.close()
 
-    def _connect(self, progress: Any) -> Connection:
+    def _connect(self, progress: StageCallback) -> Connection:
         if self._spec is None:
             self._spec = ServiceSpec.build(
-                self.ai, self.daemon, self.paths, self.location, self.backend, progress
+                self.ai,
+                self.daemon,
+                self.paths,
+                self.location,
+                self.backend,
+                progress,
+                self.timeouts,
             )
         connection = ensure_service(self._spec, progress)
         self.service_pid = connection.pid
