@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from cliutil import CliResult, write_config
-from conch.cli.main import COMMANDS, RESERVED
+from conch.cli.environment import Environment
+from conch.cli.main import COMMANDS, RESERVED, USAGE, build_parser, raw_main
+from conch.errors import UsageError
 
 Conch = Callable[..., CliResult]
 
@@ -77,9 +80,28 @@ def test_the_subcommands_still_dispatch(conch: Conch, isolated_dirs: Path) -> No
     assert conch("daemon", "status").code == 1  # not running: status says so
 
 
-def test_usage_lists_every_subcommand_and_the_ways_to_ask(conch: Conch) -> None:
-    from conch.cli.main import USAGE
-
+def test_usage_lists_every_subcommand_and_the_ways_to_ask() -> None:
     for command in COMMANDS.values():
         assert command.usage in USAGE
     assert "conch [OPTIONS] -- REQUEST..." in USAGE and "conch ask" in USAGE
+
+
+def test_help_lists_each_subcommand_with_its_summary_and_the_reserved_words() -> None:
+    text = build_parser().format_help()
+    for command in COMMANDS.values():
+        assert f"  {command.name:<8}{command.summary}" in text
+    assert ", ".join(RESERVED) in text
+    assert "conch -- run the tests" in text and "conch ask run the tests" in text
+    assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_a_subcommand_is_the_handler_of_its_table_entry(conch: Conch) -> None:
+    out = io.StringIO()
+    assert COMMANDS["help"].run(["safety"], Environment(stdout=out, stderr=io.StringIO())) == 0
+    assert out.getvalue() == conch("help", "safety").out
+
+
+def test_raw_main_raises_the_usage_error_main_turns_into_exit_2() -> None:
+    env = Environment(stdout=io.StringIO(), stderr=io.StringIO())
+    with pytest.raises(UsageError, match="conch -- run the tests"):
+        raw_main(["run", "the", "tests"], env)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from conch.cli.environment import Environment
@@ -14,28 +14,77 @@ from conch.version import __version__
 
 DAEMON_ACTIONS = ("start", "status", "stop")
 
+Handler = Callable[[list[str], Environment], int]
+
 
 class Command:
-    """A subcommand: the word that selects it, its usage line, and what it does.
+    """A subcommand: the word that selects it, its usage line, a one-line summary, and the
+    handler that runs it with the words after it.
 
     A plain class rather than a dataclass: ``dataclasses`` would be most of the import time
     of ``conch --help``.
     """
 
-    __slots__ = ("name", "summary", "usage")
+    __slots__ = ("name", "run", "summary", "usage")
 
-    def __init__(self, name: str, usage: str, summary: str) -> None:
-        self.name, self.usage, self.summary = name, usage, summary
+    def __init__(self, name: str, usage: str, summary: str, run: Handler) -> None:
+        self.name, self.usage, self.summary, self.run = name, usage, summary, run
 
 
-# Every word that selects a subcommand. A request that starts with one of them is written
-# ``conch -- WORDS`` or ``conch ask WORDS``.
+def _check(rest: list[str], env: Environment) -> int:
+    if "--" not in rest and not {"-h", "--help"} & set(rest):
+        raise UsageError(
+            "`conch check` checks a command written after `--` (conch check -- rm -rf build);"
+            f" to ask for a command, write: {_as_request(['check', *rest])}"
+        )
+    from conch.cli.check import run_check
+
+    return run_check(build_check_parser().parse_args(rest), env)
+
+
+def _daemon(rest: list[str], env: Environment) -> int:
+    try:
+        parsed = build_daemon_parser().parse_args(rest)
+    except UsageError as exc:
+        raise UsageError(
+            f"{str(exc).removesuffix('; see `conch --help`')}; "
+            f"to ask for a command, write: {_as_request(['daemon', *rest])}"
+        ) from None
+    from conch.cli.daemoncmd import run_daemon
+
+    return run_daemon(parsed, env)
+
+
+def _help(rest: list[str], env: Environment) -> int:
+    if len(rest) > 1:
+        raise UsageError(
+            f"`conch help` takes one topic; to ask for a command, write: "
+            f"{_as_request(['help', *rest])}"
+        )
+    from conch.cli.help import render_help
+
+    env.stdout.write(render_help(rest[0] if rest else None).rstrip("\n") + "\n")
+    return ExitStatus.OK
+
+
+# Every word that selects a subcommand, and what runs it. A request that starts with one of
+# them is written ``conch -- WORDS`` or ``conch ask WORDS``.
 COMMANDS = {
     c.name: c
     for c in (
-        Command("check", "conch check [--unsafe] [--json] -- COMMAND", "check a command"),
-        Command("daemon", "conch daemon start|status|stop [--json]", "the warm model service"),
-        Command("help", "conch help [TOPIC]", "the manual"),
+        Command(
+            "check",
+            "conch check [--unsafe] [--json] [--tools LIST] [--mode MODE] -- COMMAND",
+            "judge a command with the safety policy; run nothing",
+            _check,
+        ),
+        Command(
+            "daemon",
+            "conch daemon start|status|stop [--json]",
+            "start, inspect or stop the warm model service",
+            _daemon,
+        ),
+        Command("help", "conch help [TOPIC]", "the manual; `conch help topics` lists it", _help),
     )
 }
 # Words kept for subcommands still to come.
@@ -50,10 +99,19 @@ USAGE = "\n       ".join(
         *(c.usage for c in COMMANDS.values()),
     ]
 )
-DESCRIPTION = (
-    "Turn a request in plain language into one shell command for this machine, check it with "
-    "the safety policy, show it, and run it on your say-so. `conch help topics` lists the "
-    "manual's topics."
+DESCRIPTION = """\
+Turn a request in plain language into one shell command for this machine,
+check it with the safety policy, show it, and run it on your say-so.
+`conch help topics` lists the manual's topics."""
+EPILOG = "\n".join(
+    [
+        "subcommands:",
+        *(f"  {c.name:<8}{c.summary}" for c in COMMANDS.values()),
+        "",
+        f"Reserved for subcommands to come: {', '.join(RESERVED)}.",
+        "A request that starts with a subcommand or reserved word is written",
+        "`conch -- run the tests` or `conch ask run the tests`.",
+    ]
 )
 
 
@@ -66,7 +124,14 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The one-shot parser (also used by the test that every flag is documented)."""
-    p = _Parser(prog="conch", usage=USAGE, description=DESCRIPTION, add_help=True)
+    p = _Parser(
+        prog="conch",
+        usage=USAGE,
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=True,
+    )
     p.add_argument("words", nargs="*", metavar="REQUEST", help="what you want, in plain language")
     p.add_argument(
         "-s", "--scope", metavar="SCOPE", help='paths, globs or a description; "." lists the cwd'
@@ -132,10 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def build_check_parser() -> argparse.ArgumentParser:
     """The parser of ``conch check``."""
-    p = _Parser(
-        prog="conch check",
-        usage="conch check [--unsafe] [--json] [--tools LIST] [--mode MODE] -- COMMAND",
-    )
+    p = _Parser(prog="conch check", usage=COMMANDS["check"].usage)
     p.add_argument("command", nargs="*", metavar="COMMAND")
     p.add_argument("--unsafe", action="store_true", help="allow operators (forces confirmation)")
     p.add_argument("--json", action="store_true", help="print the verdict as JSON")
@@ -152,7 +214,7 @@ def build_check_parser() -> argparse.ArgumentParser:
 
 def build_daemon_parser() -> argparse.ArgumentParser:
     """The parser of ``conch daemon``."""
-    p = _Parser(prog="conch daemon", usage="conch daemon start|status|stop [--json]")
+    p = _Parser(prog="conch daemon", usage=COMMANDS["daemon"].usage)
     p.add_argument("action", choices=DAEMON_ACTIONS, help="what to do with the model service")
     p.add_argument("--json", action="store_true", help="print the service's status as JSON")
     p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
@@ -160,12 +222,17 @@ def build_daemon_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> int:
-    """Run conch and return its exit status (the console script exits with it)."""
+    """Run conch and return its exit status (the console script exits with it).
+
+    The one place errors become what the user sees: a ``ConchError`` is one line on stderr
+    and its exit status, Ctrl+C is exit 130, anything else is an internal error (one line,
+    or the traceback with ``--traceback`` or ``CONCH_DEBUG=1``).
+    """
     args = list(sys.argv[1:] if argv is None else argv)
     env = env or Environment()
     debug = "--traceback" in args or env.environ.get("CONCH_DEBUG") == "1"
     try:
-        return _dispatch(args, env)
+        return raw_main(args, env)
     except KeyboardInterrupt:
         _say(env, "interrupted")
         return ExitStatus.INTERRUPTED
@@ -183,11 +250,17 @@ def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> i
         return ExitStatus.ERROR
 
 
-def _dispatch(args: list[str], env: Environment) -> int:
-    """The subcommand ``args[0]`` names (``COMMANDS``), else a one-shot request."""
+def raw_main(args: Sequence[str], env: Environment) -> int:
+    """Run the command line ``args``; errors propagate (``main`` turns them into exit codes).
+
+    The first word decides: a subcommand in ``COMMANDS`` runs with the words after it, a word
+    in ``RESERVED`` is a usage error that says how to ask instead, and anything else is a
+    one-shot request (``ask`` first: always a request, options after it apply as usual).
+    """
+    args = list(args)
     first = args[0] if args else ""
     if first in COMMANDS:
-        return _subcommand(first, args[1:], env)
+        return COMMANDS[first].run(args[1:], env)
     if first in RESERVED:
         raise UsageError(
             f"`conch {first}` is not available in this version; to ask for a command that "
@@ -207,45 +280,9 @@ def _dispatch(args: list[str], env: Environment) -> int:
     return run(parsed, env)
 
 
-def _subcommand(name: str, rest: list[str], env: Environment) -> int:
-    if name == "help":
-        if len(rest) > 1:
-            raise UsageError(
-                f"`conch help` takes one topic; to ask for a command, write: "
-                f"{_as_request(['help', *rest])}"
-            )
-        return _help(rest, env)
-    if name == "check":
-        if "--" not in rest and not {"-h", "--help"} & set(rest):
-            raise UsageError(
-                "`conch check` checks a command written after `--` (conch check -- rm -rf build);"
-                f" to ask for a command, write: {_as_request(['check', *rest])}"
-            )
-        from conch.cli.check import run_check
-
-        return run_check(build_check_parser().parse_args(rest), env)
-    try:
-        parsed = build_daemon_parser().parse_args(rest)
-    except UsageError as exc:
-        raise UsageError(
-            f"{str(exc).removesuffix('; see `conch --help`')}; "
-            f"to ask for a command, write: {_as_request(['daemon', *rest])}"
-        ) from None
-    from conch.cli.daemoncmd import run_daemon
-
-    return run_daemon(parsed, env)
-
-
 def _as_request(words: Sequence[str]) -> str:
     """How ``words`` are written as a request when they start with a subcommand word."""
     return f"conch -- {' '.join(words)}  (or: conch ask {' '.join(words)})"
-
-
-def _help(rest: list[str], env: Environment) -> int:
-    from conch.cli.help import render_help
-
-    env.stdout.write(render_help(rest[0] if rest else None).rstrip("\n") + "\n")
-    return ExitStatus.OK
 
 
 def _say(env: Environment, message: str) -> None:
