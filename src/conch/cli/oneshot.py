@@ -303,7 +303,7 @@ def _execute(
 ) -> int:
     """Run the command through the library (which asks through ``asker`` when the rule says)."""
     from conch.execute.checked import run_checked
-    from conch.policy.confirm import confirmation
+    from conch.policy.confirm import ConfirmOptions
 
     args, env = state.args, state.env
     execution = loaded.settings.execution
@@ -319,9 +319,7 @@ def _execute(
         cwd=env.cwd,
         state_dir=_state_dir(),
         approve=asker,
-        rule=lambda v: confirmation(
-            v, prompt.tools, confirm=args.confirm, explain=args.explain, unsafe=args.unsafe
-        ),
+        options=ConfirmOptions(args.confirm, args.explain, tuple(prompt.tools)),
         shell=execution.shell or detected_shell,
         timeout=timeout,
         verdict=verdict,
