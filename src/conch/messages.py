@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -184,3 +185,117 @@ class Word:
 
     text: str
     glob: bool = False
+
+
+class RedirectKind(StrEnum):
+    """What a redirection does to its descriptor."""
+
+    READ = "read"  # < file
+    WRITE = "write"  # > file (and >| file)
+    APPEND = "append"  # >> file
+    DUP = "dup"  # N>&M: N becomes a copy of M
+
+
+@dataclass(frozen=True, slots=True)
+class Redirection:
+    """One redirection of a stage, applied in order: descriptor ``fd`` (0, 1 or 2) reads or
+    writes ``target`` (a file), or becomes a copy of ``source`` (for ``DUP``)."""
+
+    fd: int
+    kind: RedirectKind
+    target: str | None = None
+    source: int | None = None
+
+    @property
+    def writes(self) -> bool:
+        """True when the redirection opens a file for writing."""
+        return self.kind in (RedirectKind.WRITE, RedirectKind.APPEND)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanStage:
+    """One program of a pipeline: its words (globs not yet expanded) and its redirections."""
+
+    words: tuple[Word, ...]
+    redirects: tuple[Redirection, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.words[0].text
+
+
+@dataclass(frozen=True, slots=True)
+class PlanStep:
+    """A pipeline and what starts it: ``""`` for the first step, then ``";"`` (always),
+    ``"&&"`` (when the status so far is 0) or ``"||"`` (when it is not)."""
+
+    connector: str
+    stages: tuple[PlanStage, ...]
+
+    @property
+    def is_cd(self) -> bool:
+        """A ``cd DIR`` step: the plan changes the directory of the steps after it."""
+        return len(self.stages) == 1 and self.stages[0].name == "cd"
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A command line conch can run without a shell."""
+
+    steps: tuple[PlanStep, ...]
+
+    @property
+    def simple(self) -> bool:
+        """One program, no pipes and no redirections: what safe mode always ran."""
+        return (
+            len(self.steps) == 1
+            and len(self.steps[0].stages) == 1
+            and not self.steps[0].stages[0].redirects
+            and not self.steps[0].is_cd
+        )
+
+    @property
+    def stages(self) -> tuple[PlanStage, ...]:
+        return tuple(stage for step in self.steps for stage in step.stages)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready form (``from_json`` reads it back)."""
+        return {
+            "steps": [
+                {
+                    "connector": step.connector,
+                    "stages": [
+                        {
+                            "words": [[w.text, w.glob] for w in stage.words],
+                            "redirects": [
+                                [r.fd, str(r.kind), r.target, r.source] for r in stage.redirects
+                            ],
+                        }
+                        for stage in step.stages
+                    ],
+                }
+                for step in self.steps
+            ]
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Plan:
+        """The plan ``to_json`` wrote; KeyError, TypeError or ValueError when it is not one."""
+        return cls(
+            tuple(
+                PlanStep(
+                    str(step["connector"]),
+                    tuple(
+                        PlanStage(
+                            tuple(Word(str(text), bool(glob)) for text, glob in stage["words"]),
+                            tuple(
+                                Redirection(int(fd), RedirectKind(kind), target, source)
+                                for fd, kind, target, source in stage["redirects"]
+                            ),
+                        )
+                        for stage in step["stages"]
+                    ),
+                )
+                for step in data["steps"]
+            )
+        )

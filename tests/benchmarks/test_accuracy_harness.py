@@ -22,10 +22,9 @@ from benchmarks.accuracy.generators import looks_like_refusal, strip_markdown
 from benchmarks.accuracy.report import paired, pipeline_counts, render, sign_test, wilson
 from benchmarks.accuracy.sandbox import RunResult, run_in_sandbox, tree_state
 
-needs_bwrap = pytest.mark.skipif(
-    shutil.which("bwrap") is None,
-    reason="bubblewrap (bwrap) is not installed; run benchmarks/accuracy/setup.sh",
-)
+from conch.execute.dryrun import bwrap_available
+
+needs_bwrap = pytest.mark.skipif(bwrap_available() is None, reason="bubblewrap is not usable")
 
 ENTRIES: list[dict[str, Any]] = [
     {"path": "/testbed", "type": "dir", "mode": "0o755", "mtime": "build_time"},

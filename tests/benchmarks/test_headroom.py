@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -14,7 +13,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks.accuracy.headroom import headroom, main
 from benchmarks.accuracy.run import Runner
 
-needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+from conch.execute.dryrun import bwrap_available
+
+needs_bwrap = pytest.mark.skipif(bwrap_available() is None, reason="bubblewrap is not usable")
 
 
 def row(task: int, chosen: str, tried: list[str], normalised: bool) -> dict[str, object]:

@@ -73,6 +73,28 @@ def test_invalid_config_names_file_line_and_key(conch: Conch, isolated_dirs: Pat
     _one_line(result)
 
 
+def test_every_invalid_key_in_the_config_is_reported_with_its_line(
+    conch: Conch, isolated_dirs: Path
+) -> None:
+    path = write_config(
+        isolated_dirs,
+        "ai:\n  provider: scripted\n  temperature: banana-string\n"
+        "history:\n  max_bytes: lots\n\ngeneration:\n  candidatse: 2\n",
+    )
+    result = conch("--print", "list files")
+    assert result.code == 1
+    assert "Traceback" not in result.err
+    assert result.err.splitlines() == [
+        f"conch: 3 problems in {path}:",
+        f"  {path}:3: ai.temperature: Input should be a valid number, unable to parse string "
+        "as a number",
+        f"  {path}:5: history.max_bytes: Input should be a valid integer, unable to parse "
+        "string as an integer",
+        f"  {path}:8: generation.candidatse: unknown key; check its spelling against "
+        "`conch help config`",
+    ]
+
+
 def test_unknown_provider_is_a_config_error(conch: Conch, isolated_dirs: Path) -> None:
     write_config(isolated_dirs, "ai:\n  provider: nosuch\n")
     result = conch("--print", "list files")

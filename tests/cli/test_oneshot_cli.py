@@ -11,6 +11,7 @@ import pytest
 
 from cliutil import CliResult, needs_bwrap, write_config
 from conch.config.paths import Paths
+from conch.config.settings import AISettings
 from conch.storage.history import History
 
 Conch = Callable[..., CliResult]
@@ -60,11 +61,27 @@ def test_denylisted_command_is_rejected_with_exit_3_and_never_runs(
     assert last_entry()["executed"] is False
 
 
-def test_pipe_is_rejected_without_unsafe(conch: Conch, isolated_dirs: Path) -> None:
-    scripted(isolated_dirs, "ls | wc -l")
-    result = conch("--yes", "count files")
-    assert result.code == 3
-    assert "'|'" in result.err
+def test_safe_mode_runs_a_pipe_and_refuses_what_needs_a_shell(
+    conch: Conch, isolated_dirs: Path
+) -> None:
+    scripted(isolated_dirs, "printf 'a\\nb\\n' | wc -l")
+    piped = conch("--yes", "count lines")
+    scripted(isolated_dirs, "ls | wc -l &", "ls | wc -l &")
+    background = conch("--yes", "count files")
+
+    assert piped.code == 0 and "Runs without a shell" in piped.err
+    assert background.code == 3 and "'&'" in background.err
+
+
+def test_a_command_that_needs_a_shell_is_asked_for_again_before_refusing(
+    conch: Conch, isolated_dirs: Path
+) -> None:
+    scripted(isolated_dirs, "echo $(date +%Y)", "date +%Y")
+    result = conch("-p", "what year is it")
+
+    assert (result.code, result.out) == (0, "date +%Y\n")
+    candidates = last_entry()["candidates"]
+    assert [c["source"] for c in candidates] == ["greedy", "reshaped"]
 
 
 def test_yes_runs_a_safe_command_and_returns_its_exit_code(
@@ -228,17 +245,21 @@ def test_prompt_file_replaces_default_prompt_and_its_tools(
     assert "Allowed tools: jq" in result.err
 
 
-def test_invalid_prompt_file_is_one_line_naming_file_line_and_key(
+def test_invalid_prompt_file_names_file_line_and_key_of_every_problem(
     conch: Conch, isolated_dirs: Path, tmp_path: Path
 ) -> None:
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
-    (work / "bad.yaml").write_text("meta_prompt: x\ntools:\n  - nam: jq\n", encoding="utf-8")
+    bad = work / "bad.yaml"
+    bad.write_text("meta_prompt: x\ntools:\n  - nam: jq\n", encoding="utf-8")
     scripted(isolated_dirs, "jq .")
     result = conch("bad.yaml", "do it", cwd=work)
     assert result.code == 1
-    assert result.err.count("\n") == 1
-    assert "bad.yaml:3" in result.err and "tools.0" in result.err
+    assert result.err.splitlines() == [
+        f"conch: 2 problems in {bad}:",
+        f"  {bad}:3: tools.0.name: required key is missing",
+        f"  {bad}:3: tools.0.nam: unknown key; check its spelling against `conch help config`",
+    ]
 
 
 def test_missing_prompt_file_is_a_clear_error(conch: Conch, isolated_dirs: Path) -> None:
@@ -411,11 +432,93 @@ def test_a_rejection_unsafe_mode_would_lift_says_so_and_others_do_not(
     conch: Conch, isolated_dirs: Path
 ) -> None:
     hint = "(conch --unsafe allows it, after asking you)"
-    scripted(isolated_dirs, "ls | wc -l")
+    scripted(isolated_dirs, "ls | wc -l &", "ls | wc -l &")
     needs_shell = conch("--yes", "count files")
     scripted(isolated_dirs, "rm -rf / | wc -l")
     denylisted = conch("--yes", "count files")
 
     assert needs_shell.code == denylisted.code == 3
-    assert hint in needs_shell.err and "'|'" in needs_shell.err
+    assert hint in needs_shell.err and "'&'" in needs_shell.err
     assert hint not in denylisted.err and "Denylisted" in denylisted.err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("",),
+        ("   ",),
+        ("-p", "   "),
+        ("--json", ""),
+        ("--", " ", "\t"),
+        ("jq.yaml", "  "),
+    ],
+)
+def test_an_empty_or_blank_request_is_a_usage_error_and_asks_no_model(
+    conch: Conch, isolated_dirs: Path, argv: tuple[str, ...]
+) -> None:
+    from conch.providers import ScriptedProvider, register_provider
+
+    provider = ScriptedProvider.of("ls")
+    built: list[AISettings] = []
+
+    def factory(settings: AISettings) -> ScriptedProvider:
+        built.append(settings)
+        return provider
+
+    register_provider("blank-guard", factory)
+    write_config(isolated_dirs, "ai:\n  provider: blank-guard\n")
+    result = conch(*argv)
+    assert result.code == 2
+    assert result.err.count("\n") == 1
+    assert "is empty; say what you want" in result.err
+    assert provider.sent == [] and built == []
+    assert result.out == ""
+
+
+def test_a_blank_request_after_a_prompt_file_names_the_file(conch: Conch) -> None:
+    result = conch("jq.yaml", "  ")
+    assert result.err.startswith("conch: the request after jq.yaml is empty;")
+
+
+def test_print_shows_a_rejected_command_and_says_the_policy_rejects_it(
+    conch: Conch, isolated_dirs: Path
+) -> None:
+    scripted(isolated_dirs, "ls | wc -l &", "ls | wc -l &")
+    result = conch("-p", "count files")
+    assert result.code == 3
+    assert result.out == "ls | wc -l &\n"
+    assert result.err.startswith("conch: the safety policy rejects this command: ")
+    assert result.err.rstrip().endswith("(conch --unsafe would allow it after asking)")
+    assert "not running it" not in result.err
+    assert result.err.count("\n") == 1
+
+
+def test_json_rejection_is_worded_like_print(conch: Conch, isolated_dirs: Path) -> None:
+    scripted(isolated_dirs, "ls | wc -l &", "ls | wc -l &")
+    result = conch("--json", "count files")
+    assert result.code == 3
+    assert json.loads(result.out)["decision"] == "reject"
+    assert result.err.startswith("conch: the safety policy rejects this command: ")
+    assert "(conch --unsafe would allow it after asking)" in result.err
+    assert "not running it" not in result.err
+
+
+def test_print_of_a_denylisted_command_offers_no_unsafe_hint(
+    conch: Conch, isolated_dirs: Path
+) -> None:
+    scripted(isolated_dirs, "rm -rf ~")
+    result = conch("-p", "clean up my home directory")
+    assert result.code == 3
+    assert result.out == "rm -rf ~\n"
+    assert result.err.startswith("conch: the safety policy rejects this command: ")
+    assert "--unsafe" not in result.err
+
+
+def test_print_of_a_command_that_would_need_a_yes_exits_0(
+    conch: Conch, isolated_dirs: Path
+) -> None:
+    scripted(isolated_dirs, "rm notes.txt")
+    result = conch("-p", "delete notes.txt")
+    assert result.code == 0
+    assert result.out == "rm notes.txt\n"
+    assert result.err == ""

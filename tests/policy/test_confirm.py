@@ -118,4 +118,8 @@ def test_force_explain_counts_only_programs_the_command_runs_and_says_which() ->
 def test_the_policy_context_of_a_prompt_config() -> None:
     assert context_for(PromptConfig()) == PolicyContext()
     listed = context_for(PromptConfig(tools=[LS]), unsafe=True, cwd=Path("/srv"))
-    assert listed == PolicyContext(unsafe=True, allowed_tools=frozenset({"ls"}), cwd=Path("/srv"))
+    assert listed == PolicyContext(
+        unsafe=True, allowed_tools=frozenset({"ls"}), cwd=Path("/srv"), pipelines=False
+    )
+    opted_in = context_for(PromptConfig(tools=[LS], allow_pipelines=True))
+    assert opted_in == PolicyContext(allowed_tools=frozenset({"ls"}))

@@ -119,7 +119,7 @@ def test_the_verdict_commands_skips_an_unknowable_command_name() -> None:
 def test_verdict_to_json_has_every_field() -> None:
     verdict = assess("ls | rm x")
     assert verdict.to_json() == {
-        "decision": "reject",
+        "decision": "confirm",
         "risk": "destructive",
         "reasons": list(verdict.reasons),
         "commands": ["ls", "rm"],
@@ -129,18 +129,31 @@ def test_verdict_to_json_has_every_field() -> None:
     }
 
 
-def test_operator_reason_tells_the_user_about_unsafe() -> None:
-    assert assess("ls | wc").reasons[0] == (
-        "Disallowed shell operator '|' in generated command: "
-        "safe mode runs one program without a shell; unsafe mode allows operators and always "
-        "asks first."
+def test_a_reason_for_what_needs_a_shell_tells_the_user_about_unsafe_mode() -> None:
+    assert assess("ls | wc -l $(cat list)").reasons[0] == (
+        "The word '$(cat list)' expands at run time, which needs a shell: safe mode runs "
+        "programs, joined by |, &&, || or ; and with file redirections, without a shell; "
+        "unsafe mode runs your shell and always asks first."
+    )
+
+
+def test_a_pipeline_safe_mode_runs_itself_says_so() -> None:
+    assert assess("ls | wc").reasons == ("Runs without a shell: conch does | itself.",)
+
+
+def test_an_operator_in_a_one_program_prompt_config_names_the_setting() -> None:
+    context = PolicyContext(allowed_tools=frozenset({"ls", "wc"}), pipelines=False)
+    assert assess("ls | wc", context).reasons[0] == (
+        "Disallowed shell operator '|': this prompt config allows one program at a time "
+        "(allow_pipelines: true allows pipes and lists); unsafe mode allows operators and "
+        "always asks first."
     )
 
 
 @pytest.mark.parametrize(
     ("command", "context", "needs_unsafe"),
     [
-        ("ls | wc", PolicyContext(), True),  # an operator: unsafe mode would ask, then run it
+        ("ls | wc &", PolicyContext(), True),  # needs a shell: unsafe mode would ask, then run it
         ("$CMD x", PolicyContext(), True),  # the program is known only at run time
         ("echo 'oops", PolicyContext(), True),  # does not parse
         ("ls | wc", PolicyContext(unsafe=True), False),  # not rejected at all
@@ -161,7 +174,8 @@ def test_the_verdict_says_when_only_unsafe_mode_would_run_it(
 
 @pytest.mark.parametrize("unsafe", [False, True])
 @pytest.mark.parametrize(
-    "command", ["ls | wc", "echo $(date)", "echo 'oops", "rm -rf /", "$CMD x", "rm x", "ls"]
+    "command",
+    ["ls | wc", "ls &", "echo $(date)", "echo 'oops", "rm -rf /", "$CMD x", "rm x", "ls"],
 )
 def test_no_reason_names_a_command_line_flag(command: str, unsafe: bool) -> None:
     # Reasons reach every surface (terminal, HTTP, MCP); hints about flags are the CLI's.

@@ -18,9 +18,15 @@ if TYPE_CHECKING:
     from conch.providers.base import Provider
 
 
-def fail_if_rejected(state: Run, verdict: Verdict, show: str | None = None) -> None:
+def fail_if_rejected(
+    state: Run, verdict: Verdict, show: str | None = None, *, printing: bool = False
+) -> None:
     """Refuse a rejected command, showing it (with ``show``) and saying what would allow it
-    where something would: unsafe mode, for a command that needs a shell."""
+    where something would: unsafe mode, for a command that needs a shell.
+
+    ``printing`` is for --print and --json, which run nothing anyway: the message says that
+    the policy rejects the command rather than that conch will not run it.
+    """
     from conch.policy import Decision
 
     if verdict.decision is not Decision.REJECT:
@@ -28,9 +34,11 @@ def fail_if_rejected(state: Run, verdict: Verdict, show: str | None = None) -> N
     if show is not None:
         ui.show_command(state.env, show, verdict.risk.value, verdict.reasons)
     reason = verdict.reasons[0] if verdict.reasons else "rejected by the safety policy"
-    hint = ""
-    if verdict.needs_unsafe and not state.args.unsafe:
-        hint = " (conch --unsafe allows it, after asking you)"
+    unsafe_would = verdict.needs_unsafe and not state.args.unsafe
+    if printing:
+        hint = " (conch --unsafe would allow it after asking)" if unsafe_would else ""
+        raise PolicyRejection(f"the safety policy rejects this command: {reason}{hint}")
+    hint = " (conch --unsafe allows it, after asking you)" if unsafe_would else ""
     raise PolicyRejection(f"not running it: {reason}{hint}")
 
 

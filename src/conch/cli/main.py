@@ -55,6 +55,19 @@ def _daemon(rest: list[str], env: Environment) -> int:
     return run_daemon(parsed, env)
 
 
+def _doctor(rest: list[str], env: Environment) -> int:
+    from conch.cli.doctor import build_doctor_parser, run_doctor
+
+    try:
+        parsed = build_doctor_parser().parse_args(rest)
+    except UsageError as exc:
+        raise UsageError(
+            f"{str(exc).removesuffix('; see `conch --help`')}; "
+            f"to ask for a command, write: {_as_request(['doctor', *rest])}"
+        ) from None
+    return run_doctor(parsed, env)
+
+
 def _help(rest: list[str], env: Environment) -> int:
     if len(rest) > 1:
         raise UsageError(
@@ -84,6 +97,7 @@ COMMANDS = {
             "start, inspect or stop the warm model service",
             _daemon,
         ),
+        Command("doctor", "conch doctor [--json]", "what works here, what is missing", _doctor),
         Command("help", "conch help [TOPIC]", "the manual; `conch help topics` lists it", _help),
     )
 }
@@ -153,7 +167,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "-e", "--explain", action="store_true", help="explain the command before confirming"
     )
-    p.add_argument("--analyze", action="store_true", help="diagnose the latest history entry")
+    # What kind of reply: a command, an answer, a diagnosis; one at a time.
+    kind = p.add_mutually_exclusive_group()
+    kind.add_argument("--analyze", action="store_true", help="diagnose the latest history entry")
+    kind.add_argument(
+        "--command",
+        dest="force_task",
+        action="store_true",
+        help="treat the request as a task: always make a command",
+    )
+    kind.add_argument(
+        "--answer",
+        dest="force_answer",
+        action="store_true",
+        help="treat the request as a question: answer it in prose",
+    )
     p.add_argument("-y", "--yes", action="store_true", help="answer yes to the confirmation")
     p.add_argument(
         "-p",

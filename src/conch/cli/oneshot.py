@@ -94,6 +94,14 @@ def _check_combinations(args: argparse.Namespace) -> None:
         raise UsageError(f"{flag} has no effect with --print/--json, which never run anything")
     if not args.words:
         raise UsageError('no request given; try: conch "list the ten largest files here"')
+    words: list[str] = args.words
+    prompt_file = words[0] if len(words) > 1 and words[0].endswith((".yaml", ".yml")) else None
+    if not " ".join(words[1:] if prompt_file else words).strip():
+        after = f" after {prompt_file}" if prompt_file else ""
+        raise UsageError(
+            f"the request{after} is empty; say what you want, e.g. "
+            'conch "list the ten largest files here"'
+        )
 
 
 def _load(args: argparse.Namespace, env: Environment) -> LoadedSettings:
@@ -165,6 +173,7 @@ def _prompt_and_request(state: Run, loaded: LoadedSettings) -> tuple[PromptConfi
 
 
 def _oneshot(state: Run, loaded: LoadedSettings) -> int:
+    from conch.cli.answer import run_answer, wants_answer
     from conch.command.generate import explain
     from conch.command.propose import Pipeline
     from conch.command.request import gather
@@ -180,6 +189,15 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
     caps = settings.context
     piped = None if env.stdin_isatty else env.stdin.read(caps.stdin_max_bytes + 1)
     ctx = gather(request, env.cwd, caps, args.scope, args.peek or (), piped)
+    if wants_answer(args, request, piped=ctx.stdin_text is not None):
+        return run_answer(
+            state,
+            loaded,
+            ctx,
+            _policy_context(state, prompt),
+            lambda: _provider(state, loaded),
+            lambda progress: _renderer(state, progress),
+        )
     cache_dir = Paths.default().cache_dir
     platform = detect_platform(cache_dir, env.environ)
     n_ctx = settings.ai.local.n_ctx if settings.ai.provider == "local" else None
@@ -197,7 +215,8 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
         cache_dir,
         dry_run=not args.no_dry_run,
     )
-    state.notes.extend(pipeline.notes)
+    for text in pipeline.notes:
+        _note(state, progress, text)
     try:
         try:
             proposal = pipeline.propose(ctx, render)
@@ -211,7 +230,7 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
         assert verdict is not None
         if args.print_only:
             env.stdout.write(command + "\n")
-            fail_if_rejected(state, verdict)
+            fail_if_rejected(state, verdict, printing=True)
             return ExitStatus.OK
         forced = forced_explain(verdict, prompt.tools)
         explanation = None
@@ -231,7 +250,7 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
             if explanation is not None:
                 out["explanation"] = explanation
             env.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
-            fail_if_rejected(state, verdict)
+            fail_if_rejected(state, verdict, printing=True)
             return ExitStatus.OK
         fail_if_rejected(state, verdict, show=command)
         if forced:
@@ -336,7 +355,8 @@ def _execute(
 
 
 def _analyze(state: Run, loaded: LoadedSettings) -> int:
-    from conch.command.generate import analyze
+    from conch.cli.status import meaning
+    from conch.command.analysis import analyze
     from conch.storage.history import History
 
     env = state.env
@@ -352,7 +372,8 @@ def _analyze(state: Run, loaded: LoadedSettings) -> int:
     try:
         progress.start("analyzing")
         try:
-            text = analyze(provider, entry, _renderer(state, progress))
+            outcome = meaning(entry.exit_code)
+            text = analyze(provider, entry, _renderer(state, progress), outcome)
         finally:
             progress.clear()
     finally:

@@ -34,3 +34,22 @@ def status_for(exc: BaseException) -> ExitStatus:
         if isinstance(exc, kind):
             return status
     return ExitStatus.ERROR
+
+
+_MEANINGS = {
+    ExitStatus.OK: "conch finished without running a command",
+    ExitStatus.ERROR: "conch stopped on an error before running anything",
+    ExitStatus.USAGE: "the command line was not valid; nothing ran",
+    ExitStatus.REJECTED: "the safety policy refused the command; nothing ran",
+    ExitStatus.NEEDS_CONFIRMATION: "the command needed a yes that was not given; nothing ran",
+    ExitStatus.PROVIDER: "the model or its provider failed; nothing ran",
+    ExitStatus.INTERRUPTED: "interrupted with Ctrl+C",
+}
+
+
+def meaning(code: int) -> str | None:
+    """What conch's own exit status ``code`` means (for a run where no command ran)."""
+    try:
+        return _MEANINGS[ExitStatus(code)]
+    except ValueError:
+        return None

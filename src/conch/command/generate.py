@@ -1,11 +1,10 @@
-"""Natural language to one command, and the explainer and analyser calls around it."""
+"""Natural language to one command, and the explainer call around it."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Generator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from conch.command.examples import Example, nearest
@@ -13,8 +12,8 @@ from conch.command.request import RequestContext, build_messages
 from conch.config.settings import PromptConfig, ValidationSettings
 from conch.errors import ModelOutputError
 from conch.messages import GenerationOptions, Message, ProviderEvent, Usage
+from conch.policy import PolicyContext
 from conch.providers.base import EventCallback, Provider, complete, drain, respond
-from conch.storage.history import HistoryEntry
 from conch.validate.extract import ONE_LINE_GRAMMAR, extract_command
 
 EXPLAINER_PROMPT = (
@@ -29,13 +28,10 @@ REPAIR_PROMPT = (
     "Reply with a corrected command for the same request, on one line, nothing else."
 )
 
-ANALYZER_PROMPT = (
-    "You are a debugging assistant for the conch CLI, which turns a natural-language request "
-    "into one shell command, checks it with a safety policy and runs it after confirmation. "
-    "Given the JSON record of the latest invocation, explain what likely happened and why, "
-    "then suggest concrete next steps (a better request, a flag, a fix). Be brief."
+REFUSED_PROMPT = (
+    "conch cannot run that command: {reason}\n"
+    "Reply with one command for the same request that conch can run, on one line, nothing else."
 )
-
 
 # How worked examples are looked up: the request and how many, most similar last.
 Find = Callable[[str, int], list[Example]]
@@ -64,6 +60,8 @@ class Ask:
     end the system prompt, in that order. ``end_bias`` favours ending the command once it is
     complete (``generation.brevity``). ``find`` looks the examples up instead of
     ``conch.command.examples.nearest`` (``generation.review``, the benchmark's ablations).
+    ``rules`` says what the mode the command will run in allows (``mode_rules``); it goes
+    before the hints.
     """
 
     prompt: PromptConfig
@@ -74,6 +72,7 @@ class Ask:
     hints: str = ""
     end_bias: float = 0.0
     find: Find | None = None
+    rules: str = ""  # what the mode the command will run in allows (``mode_rules``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +80,8 @@ class Attempt:
     """One try at an ``Ask``: how to sample, and what went wrong before.
 
     ``failed`` is a ``(command, error)`` pair from an earlier attempt: the model is shown it
-    and asked for a corrected command. ``examples_skip`` shows the next ``few_shot`` examples
+    and asked for a corrected command. ``refused`` is a ``(command, reason)`` pair: a command
+    the policy refuses in this mode, and why; the model is asked for one it allows. ``examples_skip`` shows the next ``few_shot`` examples
     instead, after skipping that many of the nearest.
     """
 
@@ -89,7 +89,27 @@ class Attempt:
     seed: int | None = None
     max_tokens: int = 256
     failed: tuple[str, str] | None = None
+    refused: tuple[str, str] | None = None
     examples_skip: int = 0
+
+
+SAFE_MODE_RULES = (
+    "conch runs the command without a shell. Use programs joined by |, &&, || or ; with "
+    "file redirections (< file, > file, >> file, 2>&1) as needed. Do not use $(...), "
+    "backticks, $VARIABLES, loops, if, functions, here-documents, subshells or &."
+)
+ONE_PROGRAM_RULES = (
+    "conch runs exactly one program without a shell: no |, ;, && or ||, no redirections, "
+    "no $(...), backticks or $VARIABLES."
+)
+
+
+def mode_rules(policy: PolicyContext) -> str:
+    """What the model is told about the mode the command will run in: nothing in unsafe
+    mode (the user's shell runs anything), the shell-free forms in safe mode."""
+    if policy.unsafe:
+        return ""
+    return SAFE_MODE_RULES if policy.pipelines else ONE_PROGRAM_RULES
 
 
 def generate(
@@ -113,7 +133,7 @@ def generate_events(
     )
     messages = build_messages(ask.prompt, ask.platform_description, ask.ctx, examples)
     # In the system prompt: after the request, the model takes them for the request.
-    extra = [ask.hints] if ask.hints else []
+    extra = [text for text in (ask.rules, ask.hints) if text]
     extra += [DOCUMENTATION_PROMPT + ask.documentation] if ask.documentation else []
     if extra:
         messages[0] = Message("system", "\n\n".join([messages[0].content, *extra]))
@@ -122,6 +142,12 @@ def generate_events(
         messages += [
             Message("assistant", command),
             Message("user", REPAIR_PROMPT.format(error=error)),
+        ]
+    elif attempt.refused is not None:
+        command, reason = attempt.refused
+        messages += [
+            Message("assistant", command),
+            Message("user", REFUSED_PROMPT.format(reason=reason)),
         ]
     options = GenerationOptions(
         temperature=attempt.temperature,
@@ -189,16 +215,6 @@ def explain(
     if request:
         user = f"The user asked: {request}\n{user}"
     return _answer(provider, EXPLAINER_PROMPT, user, 400, "explanation", on_event)
-
-
-def analyze(
-    provider: Provider,
-    entry: HistoryEntry,
-    on_event: EventCallback | None = None,
-) -> str:
-    """A diagnosis of one history entry. Never runs anything."""
-    record = json.dumps(asdict(entry), indent=2, ensure_ascii=False)
-    return _answer(provider, ANALYZER_PROMPT, record, 500, "analysis", on_event)
 
 
 def _answer(

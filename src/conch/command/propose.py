@@ -21,6 +21,7 @@ from conch.command.generate import (
     Generated,
     documentation_for,
     generate_events,
+    mode_rules,
 )
 from conch.command.proposal import PipelineEvent, Proposal, Proposed, Step, Tried, Validated
 from conch.command.request import RequestContext
@@ -97,7 +98,7 @@ class Pipeline:
             if runner.available:
                 pipeline.dry_runner = runner
             else:
-                pipeline.notes.append("dry runs skipped: bubblewrap is not installed or not usable")
+                pipeline.notes.append(f"dry runs skipped: {runner.unavailable_reason}")
         return pipeline
 
     def events(self, ctx: RequestContext) -> Generator[PipelineEvent, None, Proposal]:
@@ -166,6 +167,7 @@ class _Request:
             hints=hints,
             end_bias=gen.brevity,
             find=pipeline.find,
+            rules=mode_rules(pipeline.policy),
         )
 
     def run(self) -> Generator[PipelineEvent, None, Proposal]:
@@ -247,20 +249,43 @@ class _Request:
         failed = chosen.dry_run is not None and chosen.dry_run.failed
         if self.runner is not None and gen.repair and chosen.dry_run is not None and failed:
             yield Step("repairing")
-            attempt = Attempt(temperature, failed=(chosen.command, chosen.dry_run.error_excerpt()))
-            fixed: Generated | None
-            try:
-                fixed = yield from generate_events(provider, ask, attempt)
-            except ModelOutputError:
-                fixed = None
-            except ConchError as exc:
-                notes.append(f"no repair: {exc}")
-                fixed = None
-            if fixed is not None and fixed.command not in replies:
-                replies[fixed.command] = fixed
-                trials.append((yield from self.trial(fixed.command, "repair", earlier + trials)))
-                chosen = trials[choose(trials)]
+            error = chosen.dry_run.error_excerpt()
+            attempt = Attempt(temperature, failed=(chosen.command, error))
+            chosen = yield from self.retry(ask, attempt, "repair", replies, trials, earlier, notes)
+        if chosen.verdict.decision is Decision.REJECT and chosen.verdict.needs_unsafe:
+            # Told what this mode runs, the model still wrote something that needs a shell:
+            # one more try with the reason, before the user sees a refusal.
+            yield Step("asking for a command this mode runs")
+            reason = chosen.verdict.reasons[0] if chosen.verdict.reasons else "it needs a shell"
+            attempt = Attempt(temperature, refused=(chosen.command, reason))
+            chosen = yield from self.retry(
+                ask, attempt, "reshaped", replies, trials, earlier, notes
+            )
         return _Answer(chosen, replies[chosen.command], trials, notes)
+
+    def retry(
+        self,
+        ask: Ask,
+        attempt: Attempt,
+        source: str,
+        replies: dict[str, Generated],
+        trials: list[Trial],
+        earlier: list[Trial],
+        notes: list[str],
+    ) -> Generator[PipelineEvent, None, Trial]:
+        """One more command after showing the model what was wrong with the chosen one
+        (``attempt``); a new command joins ``trials`` and the choice is made again."""
+        try:
+            made = yield from generate_events(self.pipeline.provider, ask, attempt)
+        except ModelOutputError:
+            made = None
+        except ConchError as exc:
+            notes.append(f"no {source} command: {exc}")
+            made = None
+        if made is not None and made.command not in replies:
+            replies[made.command] = made
+            trials.append((yield from self.trial(made.command, source, earlier + trials)))
+        return trials[choose(trials)]
 
     def trial(
         self, command: str, source: str, earlier: list[Trial]

@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from conch.config.paths import Paths
+from conch.config.problems import file_problems, listing, value_problems
 from conch.errors import ConfigError
 
 DEFAULT_META_PROMPT = (
@@ -48,13 +49,24 @@ class PromptConfig(_Model):
 
     meta_prompt: str = DEFAULT_META_PROMPT
     tools: list[AllowedProgram] = Field(default_factory=list)
+    # With tools listed, safe mode runs one program at a time unless this allows pipes,
+    # lists and file redirections (which conch runs itself, each program checked).
+    allow_pipelines: bool = False
+
+    @property
+    def pipelines(self) -> bool:
+        """Whether safe mode may run pipelines, lists and redirections for this config."""
+        return not self.tools or self.allow_pipelines
 
     def to_yaml_dict(self) -> dict[str, Any]:
         """The config as plain data, omitting ``force_explain`` where it is unset."""
-        return {
+        data: dict[str, Any] = {
             "meta_prompt": self.meta_prompt,
             "tools": [t.model_dump(exclude_none=True) for t in self.tools],
         }
+        if self.allow_pipelines:
+            data["allow_pipelines"] = True
+        return data
 
 
 class LocalSettings(_Model):
@@ -232,45 +244,13 @@ def read_yaml_mapping(path: Path, what: str = "config") -> dict[str, Any]:
 
 
 def validate_file_data(model: type[_Model], data: Mapping[str, Any], path: Path) -> Any:
-    """Validate one file's data with ``model``; the first error names file, line and key."""
+    """Validate one file's data with ``model``; the error lists every problem, each naming
+    the file, the line and the key."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = [str(p) for p in err["loc"]]
-        key = ".".join(loc) or "(top level)"
-        line = _line_of(path, err["loc"])
-        where = f"{path}:{line}" if line else str(path)
-        msg = err["msg"]
-        if err["type"] == "extra_forbidden":
-            msg = "unknown key; check its spelling against `conch help config`"
-        raise ConfigError(f"{where}: {key}: {msg}") from None
-
-
-def _line_of(path: Path, loc: tuple[Any, ...]) -> int | None:
-    """The 1-based line of the YAML node at ``loc`` (or its nearest existing parent)."""
-    try:
-        node = yaml.compose(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return None
-    line = node.start_mark.line + 1 if node is not None else None
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            for key_node, value_node in node.value:
-                if key_node.value == str(part):
-                    line = key_node.start_mark.line + 1
-                    node = value_node
-                    break
-            else:
-                return line
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
-            if part >= len(node.value):
-                return line
-            node = node.value[part]
-            line = node.start_mark.line + 1
-        else:
-            return line
-    return line
+        problems = file_problems(path, exc)
+        raise ConfigError(listing(problems, f"{len(problems)} problems in {path}:")) from None
 
 
 def deep_merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
@@ -388,11 +368,16 @@ def load_settings(
     try:
         settings = Settings.model_validate(merged)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(p) for p in err["loc"])
-        raise ConfigError(
-            f"{key}: {err['msg']} (from the environment or a flag; see `conch help config`)"
-        ) from None
+        problems = value_problems(exc)
+        if len(problems) == 1:
+            raise ConfigError(
+                f"{problems[0]} (from the environment or a flag; see `conch help config`)"
+            ) from None
+        heading = (
+            f"{len(problems)} problems in settings from the environment or flags "
+            "(see `conch help config`):"
+        )
+        raise ConfigError(listing(problems, heading)) from None
     return LoadedSettings(
         settings=settings,
         config_path=path,

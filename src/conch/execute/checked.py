@@ -21,13 +21,16 @@ from conch.execute.run import (
     MAX_STDERR,
     MAX_STDOUT,
     ExecResult,
-    expand_words,
     run_captured,
     run_interactive,
+    run_plan_captured,
+    run_plan_interactive,
 )
-from conch.messages import Word
-from conch.policy import Decision, PolicyContext, Verdict, assess, simple_words
+from conch.execute.stages import expand_words
+from conch.messages import Plan
+from conch.policy import Decision, PolicyContext, Verdict, assess
 from conch.policy.confirm import Confirmation, ConfirmOptions, confirmation
+from conch.policy.plan import plan
 
 # The exit code of a command stopped by Ctrl+C (128 + SIGINT), as the shell reports it.
 _INTERRUPTED = 130
@@ -98,9 +101,10 @@ def run_checked(
 ) -> Ran:
     """Check ``command`` under ``context``, ask ``approve`` if the rule says so, run it, audit it.
 
-    The mode comes from the context: safe mode runs the argv of the command's words (globs
-    and ``~`` expanded by conch, no shell); unsafe mode (``context.unsafe``) runs
-    ``shell -c command``. Whether to ask is ``conch.policy.confirm.confirmation`` with the
+    The mode comes from the context: safe mode runs the command without a shell, as the
+    plan ``conch.policy.plan.plan`` makes of it (each program spawned by conch, pipes,
+    ``&&``/``||``/``;`` and file redirections done by conch, globs and ``~`` expanded by
+    conch); unsafe mode (``context.unsafe``) runs ``shell -c command``. Whether to ask is ``conch.policy.confirm.confirmation`` with the
     surface's ``options`` (None: no flags, no allowed-program list, so every command is
     asked about). ``verdict`` is the policy's verdict when the caller has it already.
 
@@ -112,7 +116,7 @@ def run_checked(
     ``state_dir`` is None), for a command stopped by Ctrl+C too.
 
     Raises PolicyRejection for a command the policy rejects (an edit included), or, in safe
-    mode, one that is not a single simple command (``simple_words``), before any question;
+    mode, one that needs a shell (``conch.policy.plan.plan`` says why), before any question;
     ConfirmationRequired when ``approve`` aborts. Nothing has run then. Whatever ``approve``
     raises passes through. A command that cannot start is a result (exit code 127 or 126 and
     an ``error``), not an exception.
@@ -122,9 +126,9 @@ def run_checked(
     asked = edited = False
     while True:
         _refuse_rejected(verdict)
-        # Safe mode runs the command's words as one argv: refuse what cannot be run that way
-        # before anyone is asked about it.
-        words = None if context.unsafe else _words(command)
+        # Safe mode runs the command without a shell: refuse what needs one before anyone
+        # is asked about it.
+        steps = None if context.unsafe else _plan(command)
         wanted = confirmation(
             verdict,
             options.programs,
@@ -144,13 +148,21 @@ def run_checked(
         command, verdict, edited = answer.command, assess(answer.command, context), True
     if on_start is not None:
         on_start(command, verdict)
-    argv = None if words is None else expand_words(words, cwd)
     started = time.monotonic()
     try:
-        if interactive:
-            result = _interactive(command, argv, shell, cwd, timeout)
+        if steps is not None and not steps.simple:
+            if interactive:
+                result = run_plan_interactive(steps, cwd=cwd, timeout=timeout)
+            else:
+                result = run_plan_captured(
+                    steps, cwd=cwd, timeout=timeout, max_stdout=max_stdout, max_stderr=max_stderr
+                )
         else:
-            result = _captured(command, argv, shell, cwd, timeout, max_stdout, max_stderr)
+            argv = None if steps is None else expand_words(steps.stages[0].words, cwd)
+            if interactive:
+                result = _interactive(command, argv, shell, cwd, timeout)
+            else:
+                result = _captured(command, argv, shell, cwd, timeout, max_stdout, max_stderr)
     except KeyboardInterrupt:
         if state_dir is not None:
             line = audit_line(command, cwd, _INTERRUPTED, time.monotonic() - started)
@@ -163,9 +175,9 @@ def run_checked(
     return Ran(command, verdict, result, asked, audited)
 
 
-def _words(command: str) -> list[Word]:
+def _plan(command: str) -> Plan:
     try:
-        return simple_words(command)
+        return plan(command)
     except PolicyRejection as exc:
         raise PolicyRejection(f"not running it: {exc}") from None
 

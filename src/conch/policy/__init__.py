@@ -12,11 +12,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from conch.errors import PolicyRejection
 from conch.policy.classify import Risk, classify, highest, redirect_risk
 from conch.policy.commands import analyse
 from conch.policy.denylist import catastrophes, textual_catastrophe
 from conch.policy.model import Analysis
-from conch.policy.parse import simple_words
+from conch.policy.plan import plan, simple_words
 from conch.policy.sandbox import path_args, sandbox_violations
 
 __all__ = [
@@ -55,6 +56,9 @@ class PolicyContext:
     mode: ExecutionMode = ExecutionMode.RESTRICTED
     cwd: Path | None = None
     sandbox_root: Path | None = None  # when set, every path must resolve inside it
+    # Safe mode runs pipelines, lists and file redirections itself, without a shell; False
+    # (a prompt config that lists programs, without ``allow_pipelines``) allows one program.
+    pipelines: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,10 +89,31 @@ class Verdict:
         }
 
 
-_OPERATOR_REASON = (
-    "Disallowed shell operator {op!r} in generated command: safe mode runs one program "
-    "without a shell; unsafe mode allows operators and always asks first."
+_NEEDS_SHELL = (
+    "{why}: safe mode runs programs, joined by |, &&, || or ; and with file redirections, "
+    "without a shell; unsafe mode runs your shell and always asks first."
 )
+_ONE_PROGRAM = (
+    "Disallowed shell operator {op!r}: this prompt config allows one program at a time "
+    "(allow_pipelines: true allows pipes and lists); unsafe mode allows operators and always "
+    "asks first."
+)
+
+
+def _shell_free(command: str, analysis: Analysis, context: PolicyContext) -> list[str]:
+    """Why safe mode cannot run ``command`` itself (empty: it can)."""
+    operators = tuple(dict.fromkeys(analysis.operators))
+    if operators and not context.pipelines:
+        return [_ONE_PROGRAM.format(op=op) for op in operators]
+    nested = tuple(dict.fromkeys(analysis.nested_operators))
+    if nested:
+        why = f"The command hands shell code using {', '.join(nested)} to a shell"
+        return [_NEEDS_SHELL.format(why=why)]
+    try:
+        plan(command)
+    except PolicyRejection as exc:
+        return [_NEEDS_SHELL.format(why=str(exc).rstrip("."))]
+    return []
 
 
 def _analyse(command: str) -> Analysis:
@@ -144,13 +169,19 @@ def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
     if context.unsafe:
         relaxable = [f"{r} (unsafe mode: asking for confirmation instead)" for r in relaxable]
         reasons += [f"Shell operator {op!r} allowed in unsafe mode." for op in operators]
+    elif relaxable:
+        reject = True
     else:
-        reasons += [_OPERATOR_REASON.format(op=op) for op in operators]
-        reject = reject or bool(relaxable or operators)
+        shell = _shell_free(command, analysis, context)
+        if shell:
+            reasons += shell
+            reject = True
+        elif operators:
+            reasons.append(f"Runs without a shell: conch does {', '.join(operators)} itself.")
     reasons += relaxable
 
     hard: list[str] = []
-    if not analysis.invocations and not analysis.redirects and not analysis.failures:
+    if not (analysis.invocations or analysis.redirects or analysis.failures or operators):
         hard.append("No command found to run.")
     if context.allowed_tools:
         hard += _whitelist(analysis, context.allowed_tools)

@@ -386,6 +386,8 @@ class Walker:
 
     def _op(self, operator: str) -> None:
         self.a.operators.append(operator)
+        if self.nesting:
+            self.a.nested_operators.append(operator)
 
     def _fail(self, detail: str) -> None:
         self.a.failures.append(

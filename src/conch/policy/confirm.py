@@ -44,9 +44,12 @@ def context_for(
     prompt: PromptConfig, unsafe: bool = False, cwd: Path | None = None
 ) -> PolicyContext:
     """The policy context of a request made with ``prompt``: its allowed programs (none: any
-    program), unsafe mode, and the working directory paths are resolved against."""
+    program), whether safe mode runs pipelines (``PromptConfig.pipelines``), unsafe mode, and
+    the working directory paths are resolved against."""
     allowed = frozenset(program.name for program in prompt.tools)
-    return PolicyContext(unsafe=unsafe, allowed_tools=allowed or None, cwd=cwd)
+    return PolicyContext(
+        unsafe=unsafe, allowed_tools=allowed or None, cwd=cwd, pipelines=prompt.pipelines
+    )
 
 
 def forced_explain(verdict: Verdict, programs: Sequence[AllowedProgram]) -> bool:

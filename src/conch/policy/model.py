@@ -72,6 +72,8 @@ class Analysis:
 
     invocations: list[Invocation] = field(default_factory=list)
     operators: list[str] = field(default_factory=list)
+    # The operators of shell code run by a program of the command (``sh -c``, ``eval``).
+    nested_operators: list[str] = field(default_factory=list)
     redirects: list[Redirect] = field(default_factory=list)
     feeds: list[Feed] = field(default_factory=list)
     functions: list[FunctionDef] = field(default_factory=list)

@@ -13,7 +13,6 @@ import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
 from conch.errors import PolicyRejection
-from conch.messages import Word
 
 _LANGUAGE = Language(tree_sitter_bash.language())
 _PARSER = Parser(_LANGUAGE)
@@ -159,16 +158,14 @@ def expand_braces(text: str, limit: int = 256) -> list[str]:
     return results
 
 
-def _literal(node: Node, first: bool) -> tuple[str, bool]:
+def literal_word(node: Node, first: bool) -> tuple[str, bool]:
     """The value of a word that needs no expansion, or PolicyRejection."""
     kind = node.type
     raw = node_text(node)
     if kind in ("word", "number"):
         value, glob, brace = unquoted_word(raw)
         if brace:
-            raise PolicyRejection(
-                f"Brace expansion in {raw!r} needs a shell; not a simple command."
-            )
+            raise PolicyRejection(f"Brace expansion in {raw!r} needs a shell.")
         if first and (value == "~" or value.startswith("~/")):
             value = os.path.expanduser("~") + value[1:]
         return value, glob
@@ -181,37 +178,7 @@ def _literal(node: Node, first: bool) -> tuple[str, bool]:
     if kind == "concatenation":
         unquoted = "".join(node_text(c) if c.type == "word" else "\0" for c in node.named_children)
         if _BRACE.search(unquoted):
-            raise PolicyRejection(
-                f"Brace expansion in {raw!r} needs a shell; not a simple command."
-            )
-        parts = [_literal(c, first and i == 0) for i, c in enumerate(node.named_children)]
+            raise PolicyRejection(f"Brace expansion in {raw!r} needs a shell.")
+        parts = [literal_word(c, first and i == 0) for i, c in enumerate(node.named_children)]
         return "".join(p[0] for p in parts), any(p[1] for p in parts)
-    raise PolicyRejection(f"The word {raw!r} expands at run time; not a simple command.")
-
-
-def simple_words(command: str) -> list[Word]:
-    """The argv of one simple command with quotes removed (``~`` expanded, globs flagged).
-
-    Raises PolicyRejection when ``command`` is anything else: operators, redirects,
-    expansions, assignments, several commands, or text that does not parse.
-    """
-    try:
-        root = parse_tree(command)
-    except ParseFailure as exc:
-        raise PolicyRejection(f"Could not parse the command: {exc}.") from exc
-    if root.has_error:
-        raise PolicyRejection(f"Could not parse the command {command.strip()[:60]!r}.")
-    statements = [c for c in root.named_children if c.type != "comment"]
-    if len(statements) != 1 or statements[0].type != "command":
-        raise PolicyRejection(f"{command.strip()[:60]!r} is not one simple command.")
-    if len(root.children) != len(root.named_children):
-        raise PolicyRejection(f"{command.strip()[:60]!r} is not one simple command.")
-    words: list[Word] = []
-    for child in statements[0].named_children:
-        nodes = child.named_children if child.type == "command_name" else [child]
-        for node in nodes:
-            if node.type in ("variable_assignment", "file_redirect", "herestring_redirect"):
-                raise PolicyRejection(f"{node_text(node)!r} needs a shell; not a simple command.")
-            text, glob = _literal(node, first=True)
-            words.append(Word(text, glob))
-    return words
+    raise PolicyRejection(f"The word {raw!r} expands at run time, which needs a shell.")

@@ -1,0 +1,67 @@
+"""``conch doctor``: what works on this machine and what is missing, one line each.
+
+The checks are the library's (``conch.command.doctor``); this module parses the command line
+and renders the report, as text or ``--json``. The exit status is 1 when something the current
+settings need is broken, else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING, NoReturn
+
+from conch.cli.environment import Environment
+from conch.cli.status import ExitStatus
+from conch.errors import UsageError
+
+if TYPE_CHECKING:
+    from conch.command.doctor import Report
+
+USAGE = "conch doctor [--json]"
+_LABELS = {"ok": "ok", "fail": "FAIL", "warn": "warn"}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message}; see `conch --help`")
+
+
+def build_doctor_parser() -> argparse.ArgumentParser:
+    """The parser of ``conch doctor``."""
+    p = _Parser(
+        prog="conch doctor",
+        usage=USAGE,
+        description="Check what conch needs here: engine, model file, model service, sandbox, "
+        "config files, keyring, provider. Exit 1 when something the settings need is broken.",
+    )
+    p.add_argument("--json", action="store_true", help="print the checks as JSON")
+    p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
+    return p
+
+
+def run_doctor(args: argparse.Namespace, env: Environment) -> int:
+    """Run every check and show the report."""
+    from conch.command.doctor import diagnose
+
+    report = diagnose(env.environ, env.cwd)
+    if args.json:
+        env.stdout.write(json.dumps(report.to_json(), indent=2) + "\n")
+    else:
+        env.stdout.write(render(report))
+    return ExitStatus.OK if report.ok else ExitStatus.ERROR
+
+
+def render(report: Report) -> str:
+    """One line per check (with the fix when it is broken), then a verdict."""
+    width = max(len(check.name) for check in report.checks)
+    lines = []
+    for check in report.checks:
+        text = f"{check.detail}; fix: {check.fix}" if check.broken and check.fix else check.detail
+        lines.append(f"{check.name:<{width}}  {_LABELS[check.status]:<4}  {text}")
+    broken = report.broken
+    if broken:
+        lines.append(f"broken: {', '.join(broken)} (what the current settings need)")
+    else:
+        lines.append("everything the current settings need works")
+    return "\n".join(lines) + "\n"

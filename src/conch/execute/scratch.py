@@ -1,0 +1,86 @@
+"""The throwaway copy of a directory that a scratch dry run writes in (``conch.execute.dryrun``).
+
+``scan_tree`` lists a directory when it is small enough to copy, ``copy_tree`` copies what it
+listed (modes and times kept, symlinks as symlinks, special files left out) and
+``remove_tree`` deletes the copy whatever the command did to its permissions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+from pathlib import Path
+
+SCRATCH_MAX_FILES = 2000
+SCRATCH_MAX_BYTES = 32 * 1024 * 1024
+
+
+def scan_tree(
+    top: Path, max_files: int = SCRATCH_MAX_FILES, max_bytes: int = SCRATCH_MAX_BYTES
+) -> list[tuple[str, str]] | None:
+    """The entries under ``top`` as (relative path, kind: dir, file, link or other), parents
+    first, or None when it cannot be read or is too big for a scratch copy (more than
+    ``max_files`` entries or ``max_bytes`` of regular files)."""
+    entries: list[tuple[str, str]] = []
+    size = 0
+
+    def fail(error: OSError) -> None:
+        raise error
+
+    try:
+        for current, dirs, files in os.walk(top, onerror=fail):
+            base = os.path.relpath(current, top)
+            for name in [*dirs, *files]:
+                info = os.lstat(os.path.join(current, name))
+                relative = os.path.normpath(os.path.join(base, name))
+                if stat.S_ISLNK(info.st_mode):
+                    kind = "link"
+                elif stat.S_ISDIR(info.st_mode):
+                    kind = "dir"
+                elif stat.S_ISREG(info.st_mode):
+                    kind = "file"
+                    size += info.st_size
+                else:
+                    kind = "other"
+                entries.append((relative, kind))
+                if len(entries) > max_files or size > max_bytes:
+                    return None
+    except OSError:
+        return None
+    return entries
+
+
+def copy_tree(top: Path, copy: Path, entries: list[tuple[str, str]]) -> bool:
+    """Copy the scanned ``entries`` of ``top`` to a new ``copy`` (modes and times kept,
+    symlinks as symlinks, special files left out); False when something cannot be read."""
+    try:
+        os.mkdir(copy, 0o700)
+        directories = [(top, copy)]
+        for relative, kind in entries:
+            source, target = top / relative, copy / relative
+            if kind == "dir":
+                os.mkdir(target, 0o700)
+                directories.append((source, target))
+            elif kind == "file":
+                shutil.copy2(source, target, follow_symlinks=False)
+            elif kind == "link":
+                os.symlink(os.readlink(source), target)
+        # a directory's own mode and times last, deepest first (its children are written)
+        for source, target in sorted(directories, key=lambda d: len(d[1].parts), reverse=True):
+            shutil.copystat(source, target, follow_symlinks=False)
+    except OSError:
+        return False
+    return True
+
+
+def remove_tree(path: Path) -> None:
+    """Delete a scratch copy, even where the command took away permissions."""
+    for current, dirs, _files in os.walk(path):
+        for name in dirs:
+            full = os.path.join(current, name)
+            if not os.path.islink(full):
+                with contextlib.suppress(OSError):
+                    os.chmod(full, 0o700)
+    shutil.rmtree(path, ignore_errors=True)
