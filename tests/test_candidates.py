@@ -445,3 +445,13 @@ def test_ctrl_c_while_reviewing_keeps_the_answers_so_far() -> None:
     assert proposal.notes == [  # type: ignore[attr-defined]
         "review interrupted; the best answer so far is shown"
     ]
+
+
+def test_the_explainer_is_told_what_the_dry_run_saw() -> None:
+    from conch.command.generate import explain
+    from conch.providers.scripted import ScriptedProvider
+
+    provider = ScriptedProvider.of("It fails: du cannot summarise with a depth.")
+    explain(provider, "du -sh --max-depth=1 .", "disk usage", seen="failed (exit 1): du: x")
+
+    assert "it failed (exit 1): du: x." in provider.sent[0].messages[-1].content

@@ -522,3 +522,27 @@ def test_print_of_a_command_that_would_need_a_yes_exits_0(
     assert result.code == 0
     assert result.out == "rm notes.txt\n"
     assert result.err == ""
+
+
+@needs_bwrap
+def test_the_confirmation_and_json_show_what_the_dry_run_saw(
+    conch: Conch, isolated_dirs: Path
+) -> None:
+    broken = "du -sh --max-depth=1 ."  # GNU du: "summarizing conflicts with --max-depth=1"
+    off = "validation:\n  enabled: false\n"
+    scripted(isolated_dirs, *[broken] * 5, dry_run=True, extra=off)
+    asked = conch("disk usage here", tty=True, answers="a\n")
+    scripted(isolated_dirs, *[broken] * 5, dry_run=True, extra=off)
+    shown = conch("--json", "disk usage here")
+
+    assert "dry run: failed (exit 1): du: " in asked.err
+    assert json.loads(shown.out)["dry_run"].startswith("failed (exit 1): du: ")
+
+
+def test_without_dry_runs_the_confirmation_says_the_command_was_not_tried(
+    conch: Conch, isolated_dirs: Path
+) -> None:
+    scripted(isolated_dirs, "ls -la")
+    result = conch("list files", tty=True, answers="a\n")
+
+    assert "dry run: not tried: dry runs are turned off" in result.err

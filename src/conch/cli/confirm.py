@@ -59,6 +59,8 @@ class Asker:
         self.shown = False
         # The policy's verdict on the user's edit of the command (set by the caller).
         self.reassess: Callable[[str], Verdict] = _assess
+        # What the dry run of a command saw, in words (set by the caller).
+        self.seen: Callable[[str], str] | None = None
 
     def __call__(self, command: str, verdict: Verdict, wanted: Confirmation) -> Answer:
         """Run this command, run the user's edit of it, or run nothing."""
@@ -85,7 +87,9 @@ class Asker:
                 state.notes.append("aborted by the user")
                 return Answer.abort()
             if answer == "d":
-                env.stderr.write(explain(self.provider, command, state.request).rstrip() + "\n")
+                seen = self.seen(command) if self.seen is not None else None
+                text = explain(self.provider, command, state.request, seen=seen)
+                env.stderr.write(text.rstrip() + "\n")
                 continue
             edited = ui.edit_command(env, command)
             if not edited or edited == command:
@@ -98,7 +102,8 @@ class Asker:
     def _show(self, command: str, verdict: Verdict, wanted: Confirmation) -> None:
         env = self.state.env
         if self.shown:  # an edit: the command and what the policy says of it
-            ui.show_command(env, command, verdict.risk.value, verdict.reasons)
+            lines = [f"dry run: {self.seen(command)}"] if self.seen is not None else []
+            ui.show_command(env, command, verdict.risk.value, verdict.reasons, lines)
             return
         self.shown = True
         loaded = self.loaded
@@ -108,6 +113,8 @@ class Asker:
             f"prompt: {self.prompt_source or 'default_prompt'}",
             f"request: {self.state.request}",
         ]
+        if self.seen is not None:
+            context_lines.append(f"dry run: {self.seen(command)}")
         if wanted.explain:
             context_lines.append(
                 "note: a tool in this command requires an explanation (force_explain)"

@@ -237,7 +237,9 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
         if (args.explain or forced) and verdict.decision is not Decision.REJECT:
             progress.start("explaining")
             try:
-                explanation = explain(provider, command, request, render)
+                explanation = explain(
+                    provider, command, request, render, proposal.dry_run_seen(command)
+                )
             finally:
                 progress.clear()
         if args.json:
@@ -246,6 +248,7 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
                 **verdict.to_json(),
                 "validation": state.validation,
                 "candidates": state.candidates,
+                "dry_run": proposal.dry_run_seen(command),
             }
             if explanation is not None:
                 out["explanation"] = explanation
@@ -256,6 +259,7 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
         if forced:
             state.notes.append("force_explain: a tool of this command requires an explanation")
         asker = Asker(state, loaded, prompt, prompt_source, explanation, provider)
+        asker.seen = proposal.dry_run_seen
         asker.reassess = lambda edited: _assess(state, prompt, edited)
         return _execute(state, loaded, prompt, command, verdict, asker, platform.shell)
     finally:

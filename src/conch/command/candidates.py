@@ -60,6 +60,27 @@ class Trial:
             return "warned"
         return "ok" if run.stdout.strip() else "empty"
 
+    def observed(self) -> str | None:
+        """What the dry run saw, in a few words for the user; None when there was none."""
+        run = self.dry_run
+        if run is None:
+            return None
+        first = run.error_excerpt(lines=1, width=120)
+        outcome = self.outcome
+        if outcome == "failed":
+            return f"failed (exit {run.exit_code}): {first}" if first else "failed"
+        if outcome == "wrote":
+            return "tried to change files, so a read-only dry run could not judge it"
+        if run.scratch:
+            where = "in a throwaway copy of this directory"
+            return f"worked {where}" if outcome == "ok" else f"exited {run.exit_code} {where}"
+        if outcome == "warned":
+            return f"worked, with a warning: {first}"
+        if outcome == "empty":
+            return "ran and printed nothing" + (f" (exit {run.exit_code})" if run.exit_code else "")
+        lines = len(run.stdout.splitlines())
+        return f"worked, printed {lines} line{'s' if lines != 1 else ''}"
+
     def signature(self) -> tuple[str, ...]:
         """What the command did, for voting: its output lines normalised and sorted, or the
         command itself when the output says nothing (a write attempt, a scratch run, no dry

@@ -19,8 +19,8 @@ from conch.validate.extract import ONE_LINE_GRAMMAR, extract_command
 EXPLAINER_PROMPT = (
     "You are a shell and tool usage explainer. Explain what the given command will do on the "
     "user's platform: describe each program, each flag and argument, and the overall effect, "
-    "including anything it changes or deletes. Be brief and concrete; plain text, no markdown "
-    "headings."
+    "including anything it changes or deletes. If it failed when conch tried it, say so and "
+    "what the error means. Be brief and concrete; plain text, no markdown headings."
 )
 
 REPAIR_PROMPT = (
@@ -209,11 +209,16 @@ def explain(
     command: str,
     request: str | None,
     on_event: EventCallback | None = None,
+    seen: str | None = None,
 ) -> str:
-    """A plain-language explanation of ``command`` (temperature 0)."""
+    """A plain-language explanation of ``command`` (temperature 0); ``seen`` is what its dry
+    run saw (``Proposal.dry_run_seen``), so the explanation does not call a failing command
+    working."""
     user = f"Command: {command}"
     if request:
         user = f"The user asked: {request}\n{user}"
+    if seen:
+        user += f"\nWhen conch tried it in a read-only sandbox, it {seen}."
     return _answer(provider, EXPLAINER_PROMPT, user, 400, "explanation", on_event)
 
 

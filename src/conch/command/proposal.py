@@ -14,7 +14,7 @@ from typing import Any
 from conch.command.candidates import Trial
 from conch.command.generate import Generated
 from conch.messages import ProviderEvent
-from conch.policy import Verdict
+from conch.policy import Decision, Verdict
 from conch.validate import ValidationResult
 
 
@@ -36,6 +36,24 @@ class Proposal:
     corrected: bool = False
     notes: list[str] = field(default_factory=list)
     trials: list[Trial] = field(default_factory=list)
+    # Why no candidate was dry-run (dry runs off, no sandbox), when that is so.
+    untried: str | None = None
+
+    def dry_run_seen(self, command: str | None = None) -> str:
+        """What the dry run of ``command`` (the proposal's by default) saw, in words: what it
+        did, or why it was not tried."""
+        command = self.command if command is None else command
+        for trial in reversed(self.trials):
+            if trial.command == command:
+                seen = trial.observed()
+                if seen is not None:
+                    return seen
+                if trial.verdict.decision is Decision.REJECT:
+                    return "not tried: the safety policy rejects it"
+                break
+        if self.untried is not None:
+            return f"not tried: {self.untried}"
+        return "not tried: conch did not propose this command (an edit or a correction)"
 
     def trials_json(self) -> list[dict[str, Any]]:
         """The candidates that were considered, for ``--json`` and history."""

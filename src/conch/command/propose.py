@@ -66,6 +66,7 @@ class Pipeline:
     dry_runner: DryRunner | None = None
     find: Find | None = None
     notes: list[str] = field(default_factory=list)
+    untried: str | None = None  # why candidates are not dry-run, when they are not
 
     @classmethod
     def build(
@@ -99,6 +100,9 @@ class Pipeline:
                 pipeline.dry_runner = runner
             else:
                 pipeline.notes.append(f"dry runs skipped: {runner.unavailable_reason}")
+                pipeline.untried = "the sandbox cannot run on this machine"
+        else:
+            pipeline.untried = "dry runs are turned off"
         return pipeline
 
     def events(self, ctx: RequestContext) -> Generator[PipelineEvent, None, Proposal]:
@@ -184,6 +188,7 @@ class _Request:
         notes = [note for a in answers for note in a.notes]
         trials = [trial for a in answers for trial in a.trials]
         proposal = Proposal(command, chosen.verdict, best.generated, notes=notes, trials=trials)
+        proposal.untried = pipeline.untried if self.runner is None else None
         if not settings.validation.enabled or proposal.verdict.decision is Decision.REJECT:
             return proposal
         yield Step("validating")
