@@ -84,8 +84,8 @@ def test_silent_when_not_wanted() -> None:
             Environment(
                 stdout=io.StringIO(),
                 stderr=io.StringIO(),
-                stdout_isatty=False,
-                stderr_isatty=True,
+                stdout_isatty=True,
+                stderr_isatty=False,
                 environ={},
             ),
             True,
@@ -98,6 +98,24 @@ def test_silent_when_not_wanted() -> None:
         progress.on_event(Finished(Usage(10, 2)))
         progress.clear()
         assert env.stderr.getvalue() == ""  # type: ignore[attr-defined]
+
+
+def test_shown_on_a_terminal_stderr_while_stdout_is_piped() -> None:
+    env = Environment(
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
+        stdout_isatty=False,
+        stderr_isatty=True,
+        environ={},
+    )
+    progress = Progress(env, enabled=True, n_ctx=4096)
+    progress.start("generating")
+    progress.on_event(TextDelta("ls"))
+    progress.on_event(Finished(Usage(10, 2)))
+    progress.clear()
+
+    assert "generating" in env.stderr.getvalue()  # type: ignore[attr-defined]
+    assert env.stdout.getvalue() == ""  # type: ignore[attr-defined]
 
 
 def test_no_report_when_nothing_was_generated() -> None:

@@ -39,7 +39,8 @@ class Progress:
     """A one-line spinner on stderr while conch waits, with live tokens/s while the model
     writes, and a one-line usage report when it is done.
 
-    Silent unless both stdout and stderr are terminals, and with ``-q`` or ``NO_COLOR``.
+    Silent unless stderr is a terminal (stdout may go to a pipe or a file: ``conch -p ... |
+    xclip`` still shows what conch is doing), and with ``-q`` or ``NO_COLOR``.
     A background thread keeps the spinner turning while the model reads the prompt (no tokens
     arrive then); it stops with ``clear``.
     """
@@ -53,9 +54,7 @@ class Progress:
     ) -> None:
         self.env = env
         self.clock = clock
-        self.enabled = (
-            enabled and env.stderr_isatty and env.stdout_isatty and "NO_COLOR" not in env.environ
-        )
+        self.enabled = enabled and env.stderr_isatty and "NO_COLOR" not in env.environ
         self.n_ctx = n_ctx
         self.tokens = 0
         self.started = 0.0
