@@ -1,0 +1,139 @@
+"""Every example of the README's quick start and "Using it" section, on the real embedded
+model through the warm model service, as a new user would type it in a directory that has
+what the examples talk about. Requests run with ``--json`` (nothing runs): the command must
+parse and the policy must not reject it; the piped question must get prose; the other lines
+(subcommands, --analyze) must succeed as documented."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shlex
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from cliutil import CliResult
+from conch.daemon.client import stop_service
+from conch.daemon.location import Location
+from conch.policy import Decision, PolicyContext, assess
+
+pytestmark = pytest.mark.e2e
+
+Conch = Callable[..., CliResult]
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def readme_lines() -> list[str]:
+    """The quick start's conch request and every line of the "Using it" block."""
+    text = README.read_text(encoding="utf-8")
+    quick = text.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    first = re.search(r'\.venv/bin/(conch "[^"]+")', quick)
+    assert first is not None
+    using = text.split("## Using it", 1)[1].split("\n## ", 1)[0]
+    block = re.search(r"```sh\n(.*?)```", using, re.S)
+    assert block is not None
+    lines = [re.split(r"\s{2,}#", line)[0].strip() for line in block.group(1).splitlines()]
+    return [first.group(1), *(line for line in lines if line)]
+
+
+LINES = readme_lines()
+
+
+@pytest.fixture(scope="module")
+def runtime_dir() -> Iterator[Path]:
+    """One private runtime dir for the module: the model service started by the first
+    example stays warm for the others, and is stopped at the end."""
+    directory = Path(tempfile.mkdtemp(prefix="conch-rt-"))
+    try:
+        yield directory
+    finally:
+        with contextlib.suppress(Exception):
+            saved = os.environ.get("XDG_RUNTIME_DIR")
+            os.environ["XDG_RUNTIME_DIR"] = str(directory)
+            try:
+                stop_service(Location.default())
+            finally:
+                if saved is None:
+                    del os.environ["XDG_RUNTIME_DIR"]
+                else:
+                    os.environ["XDG_RUNTIME_DIR"] = saved
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
+def project(
+    tmp_path: Path, runtime_dir: Path, embedded_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """A directory with what the examples talk about, and the warm service switched on."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime_dir))
+    monkeypatch.delenv("CONCH_DAEMON", raising=False)
+    work = tmp_path / "project"
+    (work / "logs").mkdir(parents=True)
+    (work / "src").mkdir()
+    for size, name in ((4000, "big.bin"), (2000, "notes.txt"), (300, "small.txt")):
+        (work / name).write_bytes(b"x" * size)
+    (work / "logs" / "app.log").write_text("started\nstopped\n", encoding="utf-8")
+    (work / "photo.jpeg").write_bytes(b"\xff\xd8\xff")
+    (work / "access.log").write_text(
+        "".join(f"10.0.0.{i % 3} - - [24/Nov/2026] GET / 200\n" for i in range(9)),
+        encoding="utf-8",
+    )
+    (work / "users.json").write_text(
+        json.dumps([{"name": "ada", "age": 36}, {"name": "bob", "age": 25}]), encoding="utf-8"
+    )
+    (work / "error.log").write_text(
+        "error: No such file or directory: config.yaml\n", encoding="utf-8"
+    )
+    (work / "build.sh").write_text("#!/bin/sh\nmake all\n", encoding="utf-8")
+    (work / "empty-dir").mkdir()
+    return work
+
+
+def _parses(command: str) -> bool:
+    verdict = assess(command, PolicyContext(unsafe=True))
+    return bool(verdict.commands) and not any("parse" in r for r in verdict.reasons)
+
+
+def _run(conch: Conch, line: str, cwd: Path) -> CliResult:
+    """One README line as the user types it; requests get --json so nothing runs."""
+    stdin = ""
+    if "|" in line:  # cat FILE | conch ...
+        feeder, line = (part.strip() for part in line.split("|", 1))
+        stdin = (cwd / shlex.split(feeder)[1]).read_text(encoding="utf-8")
+    argv = shlex.split(line)[1:]
+    if argv[0] not in ("check", "daemon", "help", "doctor") and "--analyze" not in argv:
+        argv = ["--json", "--quiet", *(a for a in argv if a not in ("-p", "--json", "-e"))]
+    return conch(*argv, stdin=stdin, cwd=cwd)
+
+
+@pytest.mark.parametrize("line", LINES)
+def test_every_readme_example_works_as_written(conch: Conch, project: Path, line: str) -> None:
+    if "--analyze" in line:  # diagnoses the last run: make one first
+        _run(conch, 'conch "show disk usage of each directory here"', project)
+    if line.startswith("conch daemon"):  # reports on the service: have it running
+        conch("daemon", "start", cwd=project)
+    result = _run(conch, line, project)
+    words = shlex.split(line.split("|")[-1])
+    if words[1] == "check":
+        assert result.code == 3 and "Denylisted" in result.out, result.out + result.err
+        return
+    if words[1] in ("daemon", "help", "doctor") or "--analyze" in words:
+        assert result.code == 0, result.err
+        assert result.out.strip(), result.err
+        return
+    assert result.code == 0, result.err
+    out = json.loads(result.out)
+    if "|" in line:  # a question about piped input gets prose
+        assert len(out.get("answer", "").split()) >= 5, out
+        return
+    if "answer" in out:  # asked about something: prose is a fine reply
+        assert len(out["answer"].split()) >= 5, out
+        return
+    assert out["decision"] != str(Decision.REJECT), out
+    assert _parses(out["command"]), out["command"]
