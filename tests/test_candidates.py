@@ -455,3 +455,38 @@ def test_the_explainer_is_told_what_the_dry_run_saw() -> None:
     explain(provider, "du -sh --max-depth=1 .", "disk usage", seen="failed (exit 1): du: x")
 
     assert "it failed (exit 1): du: x." in provider.sent[0].messages[-1].content
+
+
+# -- generation.review_stop: the first answer stands alone when it worked --
+
+
+@pytest.mark.parametrize(
+    ("threshold", "first_score", "answers", "scored"),
+    [
+        (None, -9.0, 1, []),  # worked: no score, no other answer
+        (-5.0, -2.0, 1, ["sort -h sizes.txt"]),  # worked and likely enough
+        (-5.0, -9.0, 3, ["sort -h sizes.txt", "sort -n sizes.txt"]),  # not likely enough
+    ],
+)
+def test_review_stops_after_a_first_answer_that_worked(
+    threshold: float | None, first_score: float, answers: int, scored: list[str]
+) -> None:
+    provider = ScriptedProvider.of("sort -h sizes.txt", "sort -n sizes.txt", "sort -n sizes.txt")
+    provider.scores = {"sort -h sizes.txt": first_score, "sort -n sizes.txt": -1.0}
+    runner = TableRunner(
+        {"sort -h sizes.txt": (0, "1K\n", ""), "sort -n sizes.txt": (0, "1\n", "")}
+    )
+    proposal = run_propose(
+        provider, runner, candidates=1, review_stop="worked", review_stop_score=threshold
+    )
+    assert len(provider.sent) == answers and provider.scored == scored
+    assert proposal.command == ("sort -h sizes.txt" if answers == 1 else "sort -n sizes.txt")  # type: ignore[attr-defined]
+
+
+def test_review_goes_on_when_the_first_answer_did_not_work() -> None:
+    provider = ScriptedProvider.of("sort -X a", "sort -h sizes.txt", "sort -h sizes.txt")
+    provider.scores = {"sort -X a": -1.0, "sort -h sizes.txt": -2.0}
+    runner = TableRunner({"sort -h sizes.txt": (0, "1K\n", "")})
+    proposal = run_propose(provider, runner, candidates=1, repair=False, review_stop="worked")
+    assert len(provider.sent) == 3
+    assert proposal.command == "sort -h sizes.txt"  # type: ignore[attr-defined]

@@ -319,6 +319,8 @@ class _Request:
         whose run went better; among the rest, the one whose command makes the user's request
         likeliest as its description (``review_messages``); the first on a tie.
 
+        With ``generation.review_stop: worked`` the first answer stands alone when its dry
+        run worked (``ok``), and its score is at least ``review_stop_score`` when one is set.
         A provider that cannot score (OpenAI, Azure) is found out by scoring the first answer,
         before any other is made: only the first is then made. A provider failure (or Ctrl+C)
         ends the review with the answers made so far, and says so in the notes.
@@ -329,12 +331,20 @@ class _Request:
             return provider.likelihood(review_messages(command), request)
 
         answers = [first]
+        stop, threshold = self.gen.review_stop, self.gen.review_stop_score
+        worked = stop == "worked" and first.chosen.outcome == "ok"
+        if worked and threshold is None:
+            return answers, 0  # the first answer worked: no doubt to resolve
         try:
             scores = {first.chosen.command: score(first.chosen.command)}
         except ConchError as exc:
             first.notes.append(f"no review: {exc}")
             return answers, 0
-        if scores[first.chosen.command] is None:
+        first_score = scores[first.chosen.command]
+        if first_score is None:
+            return answers, 0
+        if worked and threshold is not None and first_score >= threshold:
+            first.chosen.likelihood = first_score
             return answers, 0
         try:
             for name in RETRIEVALS[1 : self.gen.review]:
