@@ -1,22 +1,21 @@
-"""Answering questions and diagnosing the last run, with the scripted provider."""
+"""Answering questions, with the scripted provider."""
 
 from __future__ import annotations
 
 import pytest
 
-from conch.command.analysis import (
-    ANALYSIS_MAX_TOKENS,
-    analysis_facts,
-    analyze,
-    drop_unsafe_advice,
+from conch.command.answer import (
+    ANSWER_MAX_TOKENS,
+    EXAMPLES,
+    answer,
+    answer_events,
+    split_suggestion,
 )
-from conch.command.answer import ANSWER_MAX_TOKENS, answer, answer_events, split_suggestion
 from conch.command.request import RequestContext
 from conch.errors import ModelOutputError
 from conch.messages import TextDelta
 from conch.policy import Decision, PolicyContext
 from conch.providers.scripted import ScriptedProvider
-from conch.storage.history import HistoryEntry
 
 PLATFORM = "OS: Linux 6.1 (Debian GNU/Linux 12), arch x86_64"
 MISSING = (
@@ -31,11 +30,26 @@ def test_piped_input_comes_before_the_question_in_the_prompt() -> None:
         "what does this error mean", stdin_text="error: No such file or directory: config.yaml"
     )
     answer(provider, ctx, PLATFORM)
-    system, user = provider.sent[0].messages
+    messages = provider.sent[0].messages
+    system, user = messages[0], messages[-1]
     assert system.role == "system" and "Debian" in system.content
+    assert [m.role for m in messages[1:-1]] == ["user", "assistant"] * len(EXAMPLES)
     assert user.content.index("No such file or directory") < user.content.index(
         "Question: what does this error mean"
     )
+
+
+def test_file_samples_and_the_scope_go_with_the_question() -> None:
+    provider = ScriptedProvider.of("It is YAML.")
+    ctx = RequestContext(
+        "what format is this", scope=".", scope_listing="app.conf\nsrc/", peek_samples=[]
+    )
+    ctx.peek_samples.append(("app.conf", "key: value"))
+    answer(provider, ctx, PLATFORM)
+    user = provider.sent[0].messages[-1].content
+    assert "The start of the file app.conf:\nkey: value" in user
+    assert "The current directory holds:\napp.conf\nsrc/" in user
+    assert user.endswith("Question: what format is this")
 
 
 def test_an_answer_is_short_prose_and_at_most_one_command_judged_by_the_policy() -> None:
@@ -80,6 +94,7 @@ def test_an_answer_without_a_code_block_suggests_no_command() -> None:
         ("A config file:\n```yaml\nkey: value\n```", None),
         ("First:\n```sh\nuptime\n```\nor:\n```sh\nw\n```", "uptime"),
         ("Cut off:\n```bash\nfree -h", "free -h"),
+        ("On one line: ```ls -l config.yaml```", "ls -l config.yaml"),
     ],
 )
 def test_only_a_single_command_in_the_first_shell_block_is_a_suggestion(
@@ -99,6 +114,16 @@ def test_the_answer_streams_the_models_text_as_it_comes() -> None:
     assert any(isinstance(e, TextDelta) for e in events)
 
 
+def test_an_answer_the_token_cap_cut_short_ends_at_its_last_whole_sentence() -> None:
+    reply = "The file is missing. Check the path first, then look in the parent directory and"
+    result = answer(ScriptedProvider.of(reply), RequestContext("q"), PLATFORM, max_tokens=10)
+    assert result.text == "The file is missing."
+    cut_block = "Check it with:\n```sh\nls -l conf"
+    result = answer(ScriptedProvider.of(cut_block), RequestContext("q"), PLATFORM, max_tokens=3)
+    assert result.text == "Check it with:"
+    assert result.command is None
+
+
 def test_an_empty_answer_is_a_model_error() -> None:
     with pytest.raises(ModelOutputError, match="empty answer"):
         answer(ScriptedProvider.of("  "), RequestContext("q"), PLATFORM)
@@ -107,82 +132,3 @@ def test_an_empty_answer_is_a_model_error() -> None:
 def _text(event: object, seen: list[str]) -> None:
     if isinstance(event, TextDelta):
         seen.append(event.text)
-
-
-REFUSED = HistoryEntry(
-    ts="2026-01-01T00:00:00.000000Z",
-    cwd="/tmp",
-    argv=["conch", "--yes", "count files"],
-    exit_code=3,
-    generated_command="ls | wc -l",
-    request="count files",
-    risk="read-only",
-    decision="reject",
-    notes=(
-        "not running it: Disallowed shell operator '|' in generated command: safe mode runs one "
-        "program without a shell; unsafe mode allows operators and always asks first. "
-        "(conch --unsafe allows it, after asking you)"
-    ),
-)
-
-
-def test_the_facts_of_a_refused_run_carry_no_hint_about_unsafe_mode() -> None:
-    facts = analysis_facts(REFUSED, "the safety policy refused the command; nothing ran")
-    assert "Request: count files" in facts
-    assert "Command: ls | wc -l" in facts
-    assert "Ran: no" in facts
-    assert "Exit code: 3 (the safety policy refused the command; nothing ran)" in facts
-    assert "Safety policy: reject, risk read-only" in facts
-    assert "Disallowed shell operator '|'" in facts
-    assert "unsafe" not in facts.lower()
-
-
-def test_the_exit_code_of_a_command_that_ran_is_explained_as_its_own() -> None:
-    ran = HistoryEntry(
-        ts="t", cwd="/", argv=["conch"], exit_code=127, generated_command="nosuch", executed=True
-    )
-    assert "Exit code: 127 (the program was not found)" in analysis_facts(ran, "ignored")
-    killed = HistoryEntry(ts="t", cwd="/", argv=["conch"], exit_code=137, executed=True)
-    assert "signal 9 (SIGKILL)" in analysis_facts(killed)
-
-
-@pytest.mark.parametrize(
-    "sentence",
-    [
-        "Run conch --unsafe to allow the pipe.",
-        "Try again with the -u flag.",
-        'You can use `conch -u "count files"` instead.',
-        "Enable unsafe mode and it will run.",
-        "Re-run it in unsafe mode.",
-    ],
-)
-def test_a_sentence_suggesting_unsafe_mode_is_dropped(sentence: str) -> None:
-    text = f"The policy refused the pipe. {sentence} Ask for a command without a pipe."
-    assert drop_unsafe_advice(text) == (
-        "The policy refused the pipe. Ask for a command without a pipe."
-    )
-
-
-def test_other_options_named_u_are_kept() -> None:
-    text = "Use sort -u to drop the duplicate lines."
-    assert drop_unsafe_advice(text) == text
-
-
-def test_analyze_asks_briefly_and_never_suggests_unsafe_mode() -> None:
-    provider = ScriptedProvider.of(
-        "The policy refused the pipe in 'ls | wc -l'. Run conch --unsafe to allow it.\n"
-        "Ask for one program instead, such as: count the entries with ls -1 --count."
-    )
-    text = analyze(provider, REFUSED, outcome="the safety policy refused the command")
-    assert "--unsafe" not in text and "unsafe" not in text
-    assert text.startswith("The policy refused the pipe")
-    assert text.endswith("ls -1 --count.")
-    assert provider.sent[0].options.max_tokens == ANALYSIS_MAX_TOKENS <= 200
-    assert "unsafe" not in provider.sent[0].messages[1].content
-
-
-def test_an_analysis_that_was_only_about_unsafe_mode_falls_back_to_the_facts() -> None:
-    text = analyze(ScriptedProvider.of("Use --unsafe."), REFUSED)
-    assert "safety policy refused the command" in text
-    assert "Disallowed shell operator" in text
-    assert "unsafe" not in text

@@ -142,6 +142,8 @@ class TableRunner:
 def run_propose(
     provider: ScriptedProvider, runner: DryRunner | None, **generation: object
 ) -> object:
+    # The review's own tests see every answer made unless they test stopping early.
+    generation.setdefault("review_stop", "never")
     settings = Settings.model_validate({"generation": generation, "validation": {"enabled": False}})
     pipeline = Pipeline(provider, settings, PLATFORM, UNSAFE, None, Path("/nonexistent"), runner)
     return pipeline.propose(RequestContext(request="sort sizes.txt by size"))

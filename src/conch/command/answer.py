@@ -36,20 +36,19 @@ EXAMPLES = (
         "to run it. Give it that permission and run it again:\n```sh\nchmod +x deploy.sh\n```",
     ),
     (
-        "Question: what is the difference between rm and unlink",
-        "Both remove a name from a directory. unlink removes exactly one file and takes no "
-        "options; rm takes many files and options such as -r for directories and -i to ask "
-        "before each one.",
+        "Question: what is the difference between > and >>",
+        "Both send a command's output to a file. > replaces what the file held, while >> adds "
+        "to its end and keeps what was there.",
     ),
 )
 
 # A few sentences and one command fit; the cap keeps an answer to seconds on a small CPU.
 ANSWER_MAX_TOKENS = 200
 
-_FENCE = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.S)
+_FENCE = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.S)
+_ONE_LINE_FENCE = re.compile(r"```([^`\n]+)```")
 _SHELL_LANGS = {"", "sh", "bash", "shell", "console", "zsh", "terminal", "fish"}
 _PROMPT_SIGN = re.compile(r"^\s*[$>]\s+")
-_ROLES = ("user", "assistant")
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +106,9 @@ def answer_messages(ctx: RequestContext, platform_description: str) -> list[Mess
     """The system prompt with the platform, the worked answers, then one user turn: what goes
     with the question (piped input, file samples, the scope), the question last."""
     system = f"{ANSWER_PROMPT}\n\nThe user's platform:\n{platform_description}"
-    examples = [Message(role, text) for pair in EXAMPLES for role, text in zip(_ROLES, pair)]
+    examples: list[Message] = []
+    for question, reply in EXAMPLES:
+        examples += [Message("user", question), Message("assistant", reply)]
     parts: list[str] = []
     if ctx.stdin_text:
         parts.append(f"Input piped to conch (it may be truncated):\n{ctx.stdin_text}")
@@ -126,6 +127,7 @@ def split_suggestion(reply: str) -> tuple[str, str | None]:
     shell code block (None when there is none, or when that block holds several commands)."""
     command: str | None = None
     seen = False
+    reply = _ONE_LINE_FENCE.sub(lambda m: f"```\n{m.group(1).strip()}\n```", reply)
     for lang, body in _FENCE.findall(reply):
         if seen or lang.lower() not in _SHELL_LANGS:
             continue

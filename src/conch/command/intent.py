@@ -236,17 +236,16 @@ def _normalise(text: str) -> str:
 
 
 def _classify(text: str, piped: bool) -> Intent:
-    question = Intent.QUESTION
-    if _QUESTION_PHRASES.search(text):
-        return question
-    if _COMPARISON.search(text) and not _files(text):
-        return question
-    if _ADVICE.search(text):
-        return question
-    if (piped or re.search(r"\b(?:this|these)\b", text)) and _DIAGNOSIS.search(text):
-        return question
-    if piped and (_BARE.match(text) or _ABOUT_PIPED.match(text)):
-        return question
+    """One normalised sentence: the evidence of a question first, then by its first word."""
+    about_this = piped or re.search(r"\b(?:this|these)\b", text) is not None
+    if (
+        _QUESTION_PHRASES.search(text)
+        or (_COMPARISON.search(text) and not _files(text))
+        or _ADVICE.search(text)
+        or (about_this and _DIAGNOSIS.search(text))
+        or (piped and (_BARE.match(text) or _ABOUT_PIPED.match(text)))
+    ):
+        return Intent.QUESTION
     if _TASK_VERB.match(text):
         return Intent.TASK
     first = text.split()[0]
@@ -274,8 +273,6 @@ def _what(text: str) -> Intent:
         return Intent.TASK  # what is 15% of 240: arithmetic
     if _MACHINE.search(rest) or re.match(r"^\w+ing\b", rest):
         return Intent.TASK  # what is my IP, what is using port 8080, what is in /etc
-    if words[0] in ("in", "on", "inside", "under", "there", "it", "the") and len(words) == 1:
-        return Intent.TASK
     if words[0] in ("a", "an"):
         return Intent.TASK if _WAY.search(rest) else Intent.QUESTION
     if words[0] == "the":
@@ -290,7 +287,7 @@ def _what(text: str) -> Intent:
         plural = len(words) > 1 and last.endswith("s") and not last.endswith("ss")
         return Intent.TASK if plural else Intent.QUESTION
     if words[0] in ("in", "on", "inside", "under", "there", "left"):
-        return Intent.TASK
+        return Intent.TASK  # what is in the config directory
     return Intent.QUESTION  # what is umask, what are file descriptors
 
 
