@@ -121,6 +121,21 @@ def test_cd_changes_the_directory_of_the_steps_after_it(names: Path, tmp_path: P
     assert (code, out) == (0, "inner.txt\n")
 
 
+def test_cd_through_a_symlink_out_of_the_directory_is_refused(names: Path, tmp_path: Path) -> None:
+    (names / "out").symlink_to("/")
+    ran = run_checked(
+        "cd out && ls",
+        PolicyContext(cwd=names),
+        cwd=names,
+        state_dir=None,
+        approve=lambda *_: Answer.run(),
+        interactive=False,
+    )
+
+    assert ran.result.exit_code == 1 and ran.result.stdout == ""
+    assert "leaves the working directory" in ran.result.stderr
+
+
 def test_globs_are_expanded_by_conch_in_every_stage(names: Path, tmp_path: Path) -> None:
     (names / "b.log").write_text("", encoding="utf-8")
     (names / "a.log").write_text("", encoding="utf-8")

@@ -1,7 +1,7 @@
 """Cold and warm one-shot latency on a fixed 50-task subset of the accuracy benchmark.
 
 Run: python benchmarks/speed/latency.py [--tasks 50] [--review N] [--warm-only]
-        [--out benchmarks/results/speed-latency.json]
+        [--defaults [--review-stop never|worked]] [--out benchmarks/results/speed-latency.json]
 
 Each request is one fresh `conch --print --quiet --unsafe REQUEST` process, timed from spawn
 to exit (the printed command), with validation and dry runs off so the model is what is
@@ -10,6 +10,10 @@ default of three answers and their scores instead):
 
 * cold: `--no-daemon`, so the process loads the model and reads the whole prompt itself;
 * warm: through the warm model service, started (and its model loaded) before timing.
+
+With ``--defaults`` each request is ``conch --print --quiet REQUEST`` with conch's default
+settings, as a user runs it: safe mode, dry runs, validation, three reviewed answers with the
+early stop (``--review-stop never`` turns the early stop off, as before it existed).
 
 The subset is fixed: every fifth clean NL2SH-ALFA task, the first N of them. Also reported:
 the service's memory (resident set size) after the warm requests.
@@ -63,6 +67,8 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=50)
     parser.add_argument("--review", type=int, default=1, choices=(1, 2, 3))
     parser.add_argument("--warm-only", action="store_true", help="skip the cold requests")
+    parser.add_argument("--defaults", action="store_true", help="conch's default settings")
+    parser.add_argument("--review-stop", choices=("never", "worked"), help="with --defaults")
     parser.add_argument(
         "--out", type=Path, default=ROOT / "benchmarks" / "results" / "speed-latency.json"
     )
@@ -73,10 +79,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="conch-latency-") as tmp:
         work = Path(tmp)
         config = work / "config.yaml"
-        config.write_text(CONFIG.format(review=args.review), encoding="utf-8")
+        if args.defaults:
+            stop = args.review_stop
+            config.write_text(f"generation:\n  review_stop: {stop}\n" if stop else "{}\n")
+        else:
+            config.write_text(CONFIG.format(review=args.review), encoding="utf-8")
         env = {**os.environ, "CONCH_CONFIG": str(config), "NO_COLOR": "1"}
         env.pop("CONCH_DAEMON", None)
-        base = [conch, "--print", "--quiet", "--unsafe", "--no-history"]
+        base = [conch, "--print", "--quiet", "--no-history"]
+        if not args.defaults:
+            base.append("--unsafe")
         subprocess.run([conch, "daemon", "stop"], env=env, capture_output=True, check=False)
         for index, request in requests:
             if args.warm_only:
@@ -116,12 +128,18 @@ def main() -> None:
     command = f"python benchmarks/speed/latency.py --tasks {args.tasks}"
     command += f" --review {args.review}" if args.review != 1 else ""
     command += " --warm-only" if args.warm_only else ""
+    command += " --defaults" if args.defaults else ""
+    command += f" --review-stop {args.review_stop}" if args.review_stop else ""
     report = {
         "benchmark": "latency",
         "command": command,
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.system()} "
         f"{platform.release()}",
-        "settings": f"validation off, dry runs off, generation.review {args.review}, "
+        "settings": "conch's defaults"
+        + (f", generation.review_stop {args.review_stop}" if args.review_stop else "")
+        + ", --print --quiet"
+        if args.defaults
+        else f"validation off, dry runs off, generation.review {args.review}, "
         "--print --quiet --unsafe",
         "tasks": [r["task"] for r in rows],
         "cold": cold,

@@ -83,7 +83,7 @@ def run_plan(
         if (step.connector == "&&" and status != 0) or (step.connector == "||" and status == 0):
             continue
         if step.is_cd:
-            status, here = _cd(step, here, fds[2])
+            status, here = _cd(step, here, Path(cwd), fds[2])
             continue
         running: _Running = []
         previous_read: int | None = None
@@ -116,14 +116,18 @@ def run_plan(
     return status, False
 
 
-def _cd(step: PlanStep, here: Path, stderr: int) -> tuple[int, Path]:
-    words = step.stages[0].words
-    target = Path(os.path.expanduser(words[1].text if len(words) > 1 else "~"))
-    new = here / target
-    if new.is_dir():
-        return 0, new
-    _say(stderr, f"cd: {words[1].text if len(words) > 1 else '~'}: No such directory")
-    return _FAILED, here
+def _cd(step: PlanStep, here: Path, top: Path, stderr: int) -> tuple[int, Path]:
+    """``cd DIR``: down from the plan's own directory ``top`` only (symlinks resolved), which
+    is where the policy judged the command's paths from."""
+    name = step.stages[0].words[1].text
+    new = (here / name).resolve()
+    if not new.is_dir():
+        _say(stderr, f"cd: {name}: No such directory")
+        return _FAILED, here
+    if not new.is_relative_to(top.resolve()):
+        _say(stderr, f"cd: {name}: leaves the working directory; not going there")
+        return _FAILED, here
+    return 0, new
 
 
 def _spawn(

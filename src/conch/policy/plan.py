@@ -7,8 +7,9 @@ between descriptors 0, 1 and 2). ``conch.execute`` spawns every stage itself, co
 pipes and opens the files: no shell runs. Anything else needs a real shell and raises
 ``PolicyRejection`` with the reason: substitutions, variables, here-documents, loops,
 conditionals, functions, subshells and groups, background jobs, assignments, brace
-expansion, and the shell's own builtins (``cd`` excepted, which a plan can do: it changes the
-directory of the steps after it).
+expansion, and the shell's own builtins (``cd SUBDIR`` excepted, which a plan can do: it
+changes the directory of the steps after it, down from the working directory only, so that
+every path the policy judged from the working directory stays below it).
 
 Pure text handling: nothing is executed or looked up.
 """
@@ -76,10 +77,14 @@ def plan(command: str) -> Plan:
 def _check_builtins(step: PlanStep) -> None:
     for stage in step.stages:
         if stage.name == "cd":
-            if len(step.stages) > 1 or stage.redirects or len(stage.words) > 2:
-                raise _needs_shell("'cd' in a pipeline, with redirections or options")
-            if len(stage.words) == 2 and stage.words[1].glob:
-                raise _needs_shell("'cd' to a pattern")
+            if len(step.stages) > 1 or stage.redirects or len(stage.words) != 2:
+                raise _needs_shell("'cd' in a pipeline, with redirections, options or no directory")
+            target = stage.words[1]
+            parts = target.text.split("/")
+            if target.glob or target.text.startswith(("/", "~", "-")) or ".." in parts:
+                # The policy judges paths from the working directory: a plan may only go
+                # down from it (the runner holds it to that, symlinks included).
+                raise _needs_shell(f"'cd {target.text}' out of the working directory")
         elif stage.name in SHELL_BUILTINS:
             raise _needs_shell(f"The shell builtin {stage.name!r}")
 
