@@ -12,7 +12,7 @@ import pexpect
 import pytest
 
 from cliutil import write_config
-from conch.execute import AUDIT_LOG, Answer, run_checked
+from conch.execute import AUDIT_LOG, Answer, ExecResult, run_checked
 from conch.messages import Plan
 from conch.policy import PolicyContext
 from conch.policy.confirm import ConfirmOptions
@@ -48,7 +48,13 @@ def names(tmp_path: Path) -> Path:
     return work
 
 
-def _run(command: str, work: Path, state: Path, interactive: bool = False) -> tuple[int, str]:
+def _result(
+    command: str,
+    work: Path,
+    state: Path | None = None,
+    interactive: bool = False,
+    timeout: float = 30.0,
+) -> ExecResult:
     ran = run_checked(
         command,
         PolicyContext(cwd=work),
@@ -56,11 +62,16 @@ def _run(command: str, work: Path, state: Path, interactive: bool = False) -> tu
         state_dir=state,
         approve=lambda *_: Answer.run(),
         options=ConfirmOptions(),
-        shell=os.environ["SHELL"],
+        shell=os.environ.get("SHELL", "/bin/sh"),
         interactive=interactive,
-        timeout=30,
+        timeout=timeout,
     )
-    return ran.result.exit_code, ran.result.stdout
+    return ran.result
+
+
+def _run(command: str, work: Path, state: Path, interactive: bool = False) -> tuple[int, str]:
+    result = _result(command, work, state, interactive)
+    return result.exit_code, result.stdout
 
 
 @pytest.mark.parametrize("interactive", [False, True], ids=["captured", "terminal"])
@@ -99,17 +110,10 @@ def test_stderr_joins_stdout_in_the_order_written(names: Path, tmp_path: Path) -
 
 
 def test_a_missing_input_file_fails_that_stage_with_a_message(names: Path, tmp_path: Path) -> None:
-    ran = run_checked(
-        "sort < nothing.txt",
-        PolicyContext(cwd=names),
-        cwd=names,
-        state_dir=None,
-        approve=lambda *_: Answer.run(),
-        interactive=False,
-    )
+    result = _result("sort < nothing.txt", names)
 
-    assert ran.result.exit_code == 1
-    assert "nothing.txt" in ran.result.stderr
+    assert result.exit_code == 1
+    assert "nothing.txt" in result.stderr
 
 
 def test_cd_changes_the_directory_of_the_steps_after_it(names: Path, tmp_path: Path) -> None:
@@ -123,17 +127,10 @@ def test_cd_changes_the_directory_of_the_steps_after_it(names: Path, tmp_path: P
 
 def test_cd_through_a_symlink_out_of_the_directory_is_refused(names: Path, tmp_path: Path) -> None:
     (names / "out").symlink_to("/")
-    ran = run_checked(
-        "cd out && ls",
-        PolicyContext(cwd=names),
-        cwd=names,
-        state_dir=None,
-        approve=lambda *_: Answer.run(),
-        interactive=False,
-    )
+    result = _result("cd out && ls", names)
 
-    assert ran.result.exit_code == 1 and ran.result.stdout == ""
-    assert "leaves the working directory" in ran.result.stderr
+    assert result.exit_code == 1 and result.stdout == ""
+    assert "leaves the working directory" in result.stderr
 
 
 def test_globs_are_expanded_by_conch_in_every_stage(names: Path, tmp_path: Path) -> None:
@@ -146,17 +143,9 @@ def test_globs_are_expanded_by_conch_in_every_stage(names: Path, tmp_path: Path)
 
 
 def test_a_timeout_stops_every_stage(names: Path, tmp_path: Path) -> None:
-    ran = run_checked(
-        "sleep 30 | cat",
-        PolicyContext(cwd=names),
-        cwd=names,
-        state_dir=None,
-        approve=lambda *_: Answer.run(),
-        interactive=False,
-        timeout=0.5,
-    )
+    result = _result("sleep 30 | cat", names, timeout=0.5)
 
-    assert ran.result.timed_out and ran.result.exit_code != 0
+    assert result.timed_out and result.exit_code != 0
 
 
 def test_a_plan_survives_its_json_form() -> None:

@@ -42,14 +42,20 @@ def _check(rest: list[str], env: Environment) -> int:
     return run_check(build_check_parser().parse_args(rest), env)
 
 
-def _daemon(rest: list[str], env: Environment) -> int:
+def _parse(parser: argparse.ArgumentParser, word: str, rest: list[str]) -> argparse.Namespace:
+    """``rest`` parsed for the subcommand ``word``; a usage error also says how to ask for a
+    command that starts with that word."""
     try:
-        parsed = build_daemon_parser().parse_args(rest)
+        return parser.parse_args(rest)
     except UsageError as exc:
         raise UsageError(
             f"{str(exc).removesuffix('; see `conch --help`')}; "
-            f"to ask for a command, write: {_as_request(['daemon', *rest])}"
+            f"to ask for a command, write: {_as_request([word, *rest])}"
         ) from None
+
+
+def _daemon(rest: list[str], env: Environment) -> int:
+    parsed = _parse(build_daemon_parser(), "daemon", rest)
     from conch.cli.daemoncmd import run_daemon
 
     return run_daemon(parsed, env)
@@ -58,14 +64,7 @@ def _daemon(rest: list[str], env: Environment) -> int:
 def _doctor(rest: list[str], env: Environment) -> int:
     from conch.cli.doctor import build_doctor_parser, run_doctor
 
-    try:
-        parsed = build_doctor_parser().parse_args(rest)
-    except UsageError as exc:
-        raise UsageError(
-            f"{str(exc).removesuffix('; see `conch --help`')}; "
-            f"to ask for a command, write: {_as_request(['doctor', *rest])}"
-        ) from None
-    return run_doctor(parsed, env)
+    return run_doctor(_parse(build_doctor_parser(), "doctor", rest), env)
 
 
 def _help(rest: list[str], env: Environment) -> int:
