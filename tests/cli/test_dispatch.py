@@ -105,3 +105,11 @@ def test_raw_main_raises_the_usage_error_main_turns_into_exit_2() -> None:
     env = Environment(stdout=io.StringIO(), stderr=io.StringIO())
     with pytest.raises(UsageError, match="conch -- run the tests"):
         raw_main(["run", "the", "tests"], env)
+
+
+def test_check_reports_what_safe_mode_runs_without_a_shell(conch: Conch) -> None:
+    assert conch("check", "--", "du -sh * | sort -h").code == 0
+    assert conch("check", "--", "echo $HOME").code == 3
+    assert conch("check", "--tools", "du,sort", "--", "du -sh * | sort -h").code == 3
+    allowed = conch("check", "--tools", "du,sort", "--allow-pipelines", "--", "du -sh * | sort -h")
+    assert allowed.code == 0

@@ -23,6 +23,8 @@ def run_check(args: argparse.Namespace, env: Environment) -> int:
         allowed_tools=tools or None,
         mode=ExecutionMode(args.mode),
         cwd=env.cwd,
+        # A tool list is a prompt config's whitelist: one program at a time unless allowed.
+        pipelines=not tools or args.allow_pipelines,
     )
     verdict = assess(command, context)
     if args.json:

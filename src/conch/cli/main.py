@@ -226,9 +226,16 @@ def build_check_parser() -> argparse.ArgumentParser:
     """The parser of ``conch check``."""
     p = _Parser(prog="conch check", usage=COMMANDS["check"].usage)
     p.add_argument("command", nargs="*", metavar="COMMAND")
-    p.add_argument("--unsafe", action="store_true", help="allow operators (forces confirmation)")
+    p.add_argument(
+        "--unsafe", action="store_true", help="allow what needs a shell (forces confirmation)"
+    )
     p.add_argument("--json", action="store_true", help="print the verdict as JSON")
     p.add_argument("--tools", metavar="LIST", help="comma-separated whitelist of programs")
+    p.add_argument(
+        "--allow-pipelines",
+        action="store_true",
+        help="with --tools: pipes, lists and redirections, as allow_pipelines: true",
+    )
     p.add_argument(
         "--mode",
         choices=["interactive", "restricted-autonomous", "full-autonomous"],
