@@ -2,8 +2,10 @@
 
 ``from conch.execute import run_checked, Answer`` (loaded on first use, so that importing
 ``conch.execute.dryrun`` stays cheap). Modules: ``checked`` (refuse, confirm through the
-front end's callback, run, audit), ``run`` (the terminal and captured runners), ``audit`` (the
-audit log), ``dryrun`` (sandboxed dry runs of candidate commands).
+front end's callback, run, audit), ``run`` (the terminal and captured runners), ``stages``
+(a plan's programs, pipes, files and lists, run without a shell), ``audit`` (the audit log),
+``dryrun`` (sandboxed dry runs of candidate commands), ``sandbox`` (finding bubblewrap),
+``scratch`` (the throwaway copies scratch runs use).
 """
 
 from __future__ import annotations
