@@ -81,12 +81,7 @@ def run_interactive(
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
-    return ExecResult(
-        exit_code=exit_code(proc.returncode),
-        timed_out=timed_out,
-        duration_s=time.monotonic() - start,
-        error=_timeout_error(timeout) if timed_out else None,
-    )
+    return _ended(exit_code(proc.returncode), timed_out, start, timeout)
 
 
 def run_captured(
@@ -144,12 +139,7 @@ def run_plan_interactive(
     start = time.monotonic()
     with _ignoring_terminal_signals():
         code, timed_out = run_plan(plan, cwd, env=env, timeout=timeout)
-    return ExecResult(
-        exit_code=code,
-        timed_out=timed_out,
-        duration_s=time.monotonic() - start,
-        error=_timeout_error(timeout) if timed_out else None,
-    )
+    return _ended(code, timed_out, start, timeout)
 
 
 def run_plan_captured(
@@ -167,6 +157,16 @@ def run_plan_captured(
     argv = [sys.executable, "-m", "conch.execute", json.dumps(plan.to_json()), str(cwd)]
     return run_captured(
         argv, cwd=cwd, env=env, timeout=timeout, max_stdout=max_stdout, max_stderr=max_stderr
+    )
+
+
+def _ended(code: int, timed_out: bool, start: float, timeout: float | None) -> ExecResult:
+    """How a live run ended (its output went to the terminal, not to conch)."""
+    return ExecResult(
+        exit_code=code,
+        timed_out=timed_out,
+        duration_s=time.monotonic() - start,
+        error=_timeout_error(timeout) if timed_out else None,
     )
 
 
