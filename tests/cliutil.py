@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import pexpect
 import pytest
 
 from conch.execute.dryrun import bwrap_available
@@ -42,3 +45,17 @@ DEBIAN = PlatformContext(
 
 # For tests that dry-run commands in the real sandbox.
 needs_bwrap = pytest.mark.skipif(bwrap_available() is None, reason="bubblewrap is not usable")
+
+
+def spawn_conch(cwd: Path, *argv: str) -> pexpect.spawn:
+    """The CLI as a process of its own on a real pseudo-terminal, as a user at a keyboard
+    runs it, with this test's environment."""
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "conch", *argv],
+        cwd=str(cwd),
+        env=dict(os.environ),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 120),
+    )

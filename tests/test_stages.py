@@ -11,7 +11,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from cliutil import write_config
+from cliutil import spawn_conch, write_config
 from conch.execute import AUDIT_LOG, Answer, ExecResult, run_checked
 from conch.messages import Plan
 from conch.policy import PolicyContext
@@ -165,14 +165,7 @@ def test_the_cli_runs_a_pipeline_with_no_shell_process(
     write_config(
         isolated_dirs, f"ai:\n  provider: scripted\n  script:\n    - {json.dumps(reply)}\n"
     )
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "conch", "--no-dry-run", "save the first two names in order to top.txt"],
-        cwd=str(names),
-        env=dict(os.environ),
-        encoding="utf-8",
-        timeout=30,
-    )
+    child = spawn_conch(names, "--no-dry-run", "save the first two names in order to top.txt")
     child.expect_exact("[A]bort?")
     child.sendline("e")
     child.expect(pexpect.EOF)

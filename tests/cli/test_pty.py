@@ -9,21 +9,9 @@ from pathlib import Path
 
 import pexpect
 
-from cliutil import write_config
+from cliutil import spawn_conch, write_config
 from conch.config.paths import Paths
 from conch.storage.history import History
-
-
-def _spawn(cwd: Path, *argv: str) -> pexpect.spawn:
-    return pexpect.spawn(
-        sys.executable,
-        ["-m", "conch", *argv],
-        cwd=str(cwd),
-        env=dict(os.environ),
-        encoding="utf-8",
-        timeout=30,
-        dimensions=(40, 120),
-    )
 
 
 def _script(home: Path, *replies: str) -> None:
@@ -33,7 +21,7 @@ def _script(home: Path, *replies: str) -> None:
 
 def test_execute_at_the_prompt_runs_the_command(isolated_dirs: Path, tmp_path: Path) -> None:
     _script(isolated_dirs, "touch from-a-terminal.txt")
-    child = _spawn(tmp_path, "make a file")
+    child = spawn_conch(tmp_path, "make a file")
     child.expect_exact("touch from-a-terminal.txt")
     child.expect_exact("[E]xecute, [D]escribe, [M]odify, [A]bort?")
     child.sendline("e")
@@ -45,7 +33,7 @@ def test_execute_at_the_prompt_runs_the_command(isolated_dirs: Path, tmp_path: P
 
 def test_modify_prefills_the_command_for_editing(isolated_dirs: Path, tmp_path: Path) -> None:
     _script(isolated_dirs, "touch first.txt")
-    child = _spawn(tmp_path, "make a file")
+    child = spawn_conch(tmp_path, "make a file")
     child.expect_exact("[A]bort?")
     child.sendline("m")
     child.expect_exact("edit> ")
@@ -63,7 +51,7 @@ def test_ctrl_c_at_the_prompt_exits_130_and_is_recorded(
     isolated_dirs: Path, tmp_path: Path
 ) -> None:
     _script(isolated_dirs, "touch never.txt")
-    child = _spawn(tmp_path, "make a file")
+    child = spawn_conch(tmp_path, "make a file")
     child.expect_exact("[A]bort?")
     child.sendintr()
     child.expect(pexpect.EOF)
