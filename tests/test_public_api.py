@@ -24,3 +24,15 @@ def test_importing_conch_loads_only_its_version() -> None:
     code = "import sys, conch; print(sorted(m for m in sys.modules if m.startswith('conch.')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "['conch.version']"
+
+
+def test_the_session_loads_without_terminal_libraries_and_without_a_model() -> None:
+    code = (
+        "import sys, conch\n"
+        "session = conch.Session(conch.ScriptedProvider.of('hi'))\n"
+        "assert session.chat('hello') == 'hi'\n"
+        "heavy = {'click', 'rich', 'prompt_toolkit', 'xllamacpp', 'llama_cpp'}\n"
+        "print(sorted(heavy & set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

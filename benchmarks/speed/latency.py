@@ -1,7 +1,8 @@
 """Cold and warm one-shot latency on a fixed 50-task subset of the accuracy benchmark.
 
 Run: python benchmarks/speed/latency.py [--tasks 50] [--review N] [--warm-only]
-        [--defaults [--review-stop never|worked]] [--out benchmarks/results/speed-latency.json]
+        [--defaults [--review-stop never|worked]] [--task-files]
+        [--out benchmarks/results/speed-latency.json]
 
 Each request is one fresh `conch --print --quiet --unsafe REQUEST` process, timed from spawn
 to exit (the printed command), with validation and dry runs off so the model is what is
@@ -14,6 +15,10 @@ default of three answers and their scores instead):
 With ``--defaults`` each request is ``conch --print --quiet REQUEST`` with conch's default
 settings, as a user runs it: safe mode, dry runs, validation, three reviewed answers with the
 early stop (``--review-stop never`` turns the early stop off, as before it existed).
+
+Requests run in an empty scratch directory, unless ``--task-files``: then each runs in its
+task's own file tree (the accuracy benchmark's fixture), so dry runs see the files the request
+is about, as a user's requests do.
 
 The subset is fixed: every fifth clean NL2SH-ALFA task, the first N of them. Also reported:
 the service's memory (resident set size) after the warm requests.
@@ -37,15 +42,20 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.accuracy.fixtures import load_tasks  # noqa: E402
+from benchmarks.accuracy.fixtures import build_fixtures, load_tasks  # noqa: E402
 
 CONFIG = "validation:\n  enabled: false\ngeneration:\n  dry_run: false\n  review: {review}\n"
 
 
 def subset(count: int) -> list[tuple[int, str]]:
     """Every fifth clean task, the first ``count`` of them: (task index, request)."""
+    return [(t.index, t.nl) for t in subset_tasks(count)]
+
+
+def subset_tasks(count: int) -> list[Any]:
+    """The tasks of ``subset`` themselves (with their fixture tree ids)."""
     clean = [t for t in load_tasks() if t.clean]
-    return [(t.index, t.nl) for t in clean[::5][:count]]
+    return clean[::5][:count]
 
 
 def timed(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, str]:
@@ -70,14 +80,20 @@ def main() -> None:
     parser.add_argument("--defaults", action="store_true", help="conch's default settings")
     parser.add_argument("--review-stop", choices=("never", "worked"), help="with --defaults")
     parser.add_argument(
+        "--task-files", action="store_true", help="run each request in its task's file tree"
+    )
+    parser.add_argument(
         "--out", type=Path, default=ROOT / "benchmarks" / "results" / "speed-latency.json"
     )
     args = parser.parse_args()
     conch = shutil.which("conch") or str(Path(sys.executable).parent / "conch")
-    requests = subset(args.tasks)
+    tasks = subset_tasks(args.tasks)
+    requests = [(t.index, t.nl) for t in tasks]
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="conch-latency-") as tmp:
         work = Path(tmp)
+        trees = build_fixtures(work / "trees") if args.task_files else {}
+        where = {t.index: trees.get(t.fs, work) for t in tasks}
         config = work / "config.yaml"
         if args.defaults:
             stop = args.review_stop
@@ -94,7 +110,7 @@ def main() -> None:
             if args.warm_only:
                 rows.append({"task": index, "request": request})
                 continue
-            seconds, code, out = timed([*base, "--no-daemon", request], env, work)
+            seconds, code, out = timed([*base, "--no-daemon", request], env, where[index])
             rows.append(
                 {
                     "task": index,
@@ -111,7 +127,7 @@ def main() -> None:
         if started.returncode != 0:
             raise SystemExit(f"conch daemon start failed: {started.stderr.strip()}")
         for row in rows:
-            seconds, code, out = timed([*base, row["request"]], env, work)
+            seconds, code, out = timed([*base, row["request"]], env, where[row["task"]])
             row.update(warm_s=round(seconds, 3), warm_exit=code, warm_command=out)
             print(f"warm #{row['task']}: {seconds:.2f} s", flush=True)
         status = subprocess.run(
@@ -130,6 +146,7 @@ def main() -> None:
     command += " --warm-only" if args.warm_only else ""
     command += " --defaults" if args.defaults else ""
     command += f" --review-stop {args.review_stop}" if args.review_stop else ""
+    command += " --task-files" if args.task_files else ""
     report = {
         "benchmark": "latency",
         "command": command,
@@ -141,6 +158,7 @@ def main() -> None:
         if args.defaults
         else f"validation off, dry runs off, generation.review {args.review}, "
         "--print --quiet --unsafe",
+        "where": "each task's own file tree" if args.task_files else "an empty directory",
         "tasks": [r["task"] for r in rows],
         "cold": cold,
         "warm": warm,

@@ -6,6 +6,12 @@ model stack loads only when a provider needs it::
     from conch import PolicyContext, assess
 
     verdict = assess("rm -rf ~", PolicyContext())
+
+``conch.Session`` is the agent: a model, its tools and a conversation::
+
+    from conch import Session
+
+    print(Session.local().chat("Which files here are over 10 MB?"))
 """
 
 from __future__ import annotations
@@ -53,6 +59,9 @@ _PUBLIC = {
     "Tool": "conch.tools",
     "ToolRegistry": "conch.tools",
     "tool": "conch.tools",
+    # the agent
+    "Session": "conch.agent.session",
+    "ToolOptions": "conch.agent.builtin",
 }
 
 __all__ = [
@@ -69,11 +78,13 @@ __all__ = [
     "ProviderEvent",
     "RequestContext",
     "ScriptedProvider",
+    "Session",
     "Settings",
     "Stage",
     "TextDelta",
     "Tool",
     "ToolCall",
+    "ToolOptions",
     "ToolRegistry",
     "ToolResult",
     "ToolSpec",
@@ -102,6 +113,8 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from conch.agent.builtin import ToolOptions
+    from conch.agent.session import Session
     from conch.command.proposal import Proposal
     from conch.command.propose import Pipeline
     from conch.command.request import RequestContext

@@ -1,0 +1,163 @@
+"""The ``bash`` tool: a command the model proposes, checked and run like any other.
+
+Every command goes through the safety policy and ``conch.execute.run_checked``, the one
+runner every surface uses (no shell in safe mode, a timeout that kills the process group,
+output caps, an audit line). Whether the user is asked depends on the execution mode
+(``conch.agent.modes``); the question itself is the front end's ``confirm`` callback. A
+command the user refused is remembered: proposed again in the same session, it is refused
+without asking, and the model is told why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from conch.agent.modes import describe, needs_question
+from conch.errors import ConfirmationRequired, PolicyRejection
+from conch.execute.checked import Answer, Approve, run_checked
+from conch.execute.run import ExecResult
+from conch.policy import ExecutionMode, PolicyContext, Verdict
+from conch.policy.confirm import Confirmation, ConfirmOptions
+from conch.tools import Tool, make_tool
+
+DEFAULT_TIMEOUT_S = 30.0
+MAX_STDOUT = 1024 * 1024
+MAX_STDERR = 256 * 1024
+
+BASH_TRIGGER = "Run a shell command (ls, grep, find, git...) and read its output."
+BASH_DESCRIPTION = """\
+Run one shell command in the working directory and return its output and exit code.
+
+Commands run without a shell: pipes (|), lists (&&, ||, ;), file redirections (<, >, >>)
+and globs work; $(...), backticks, variables, loops and here-documents do not. Every
+command is checked by a safety policy first; a refused command does not run and the
+reason comes back instead. Do not propose a command the user refused again.
+
+Args:
+    command: the command line to run, e.g. "ls -la src" or "grep -rn TODO . | head".
+"""
+
+
+class CommandRefused(Exception):
+    """The command did not run: the policy, the mode or the user said no (the message says
+    which, for the model to read)."""
+
+
+class _NoOneToAsk(Exception):
+    """The command needs a yes and there is no confirmation callback."""
+
+
+@dataclass(slots=True)
+class Shell:
+    """What the ``bash`` tool runs with in one session: where, in which mode, who is asked,
+    and the commands the user refused.
+
+    ``root``: when set, every path a command names must resolve inside it. ``state_dir``:
+    where the audit log goes (None: no audit line). ``unsafe``: hand commands to ``shell``
+    (the user's shell), which always asks first.
+    """
+
+    cwd: Path
+    mode: ExecutionMode = ExecutionMode.RESTRICTED
+    confirm: Approve | None = None
+    state_dir: Path | None = None
+    root: Path | None = None
+    unsafe: bool = False
+    shell: str = "/bin/sh"
+    timeout: float = DEFAULT_TIMEOUT_S
+    refused: set[str] = field(default_factory=set)
+
+    def run(self, command: str) -> str:
+        """Check, maybe ask, run ``command``; its output for the model. Raises
+        CommandRefused when it did not run, and ValueError for an empty command."""
+        key = _normal(command)
+        if not key:
+            raise ValueError("the command is empty")
+        if key in self.refused:
+            raise CommandRefused(
+                f"the user already refused `{key}` in this session, so it was not run. "
+                "Do not propose it again: try another way or ask the user."
+            )
+        context = PolicyContext(
+            unsafe=self.unsafe, mode=self.mode, cwd=self.cwd, sandbox_root=self.root
+        )
+        try:
+            ran = run_checked(
+                command,
+                context,
+                cwd=self.cwd,
+                state_dir=self.state_dir,
+                approve=self._approve,
+                options=ConfirmOptions(),
+                shell=self.shell,
+                timeout=self.timeout,
+                interactive=False,
+                max_stdout=MAX_STDOUT,
+                max_stderr=MAX_STDERR,
+            )
+        except PolicyRejection as exc:
+            raise CommandRefused(f"the safety policy refused it: {_reason(exc)}") from None
+        except ConfirmationRequired:
+            self.refused.add(key)
+            raise CommandRefused(
+                "the user refused to run it; nothing ran. Do not propose this command again."
+            ) from None
+        except _NoOneToAsk:
+            raise CommandRefused(
+                f"it needs the user's yes in {self.mode} mode and no one can be asked; "
+                "nothing ran. Use read-only commands, or tell the user what to run."
+            ) from None
+        return format_result(ran.command, ran.result)
+
+    def _approve(self, command: str, verdict: Verdict, wanted: Confirmation) -> Answer:
+        if not needs_question(self.mode, verdict, wanted):
+            return Answer.run()
+        if self.confirm is None:
+            raise _NoOneToAsk(command)
+        return self.confirm(command, verdict, wanted)
+
+
+def bash_tool(shell: Shell) -> Tool:
+    """The ``bash`` tool running commands through ``shell``; its system addendum tells the
+    model what the mode lets it run."""
+
+    def bash(command: str) -> str:
+        return shell.run(command)
+
+    addendum = "BASH: " + describe(shell.mode, shell.confirm is not None)
+    if not shell.unsafe:
+        addendum += " Commands run without a shell: no $(...), backticks or variables."
+    return make_tool(
+        bash, name="bash", description=BASH_DESCRIPTION, trigger=BASH_TRIGGER, system=addendum
+    )
+
+
+def format_result(command: str, result: ExecResult) -> str:
+    """What the model reads of a finished command: output, errors, exit code, and notes."""
+    parts: list[str] = []
+    if result.stdout:
+        parts.append(result.stdout.rstrip("\n"))
+    if result.stdout_truncated:
+        parts.append("[stdout truncated]")
+    if result.stderr:
+        parts.append("[stderr]\n" + result.stderr.rstrip("\n"))
+    if result.stderr_truncated:
+        parts.append("[stderr truncated]")
+    if result.error:
+        parts.append(f"[error] {result.error}")
+    if result.timed_out:
+        parts.append("[stopped: it ran past the time limit]")
+    if not (result.stdout or result.stderr or result.error):
+        parts.append("(no output)")
+    parts.append(f"[exit code {result.exit_code}]")
+    return "\n".join(parts)
+
+
+def _normal(command: str) -> str:
+    return " ".join(command.split())
+
+
+def _reason(exc: PolicyRejection) -> str:
+    text = str(exc)
+    return text.removeprefix("not running it: ")

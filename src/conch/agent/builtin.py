@@ -1,0 +1,117 @@
+"""conch's own toolset, assembled for one session.
+
+Always: ``datetime``, ``plan`` (unless turned off), the web tools (unless turned off). With
+a sandbox root: the file tools and ``evaluate``, both confined to it. With ``bash``: the
+``bash`` tool under the chosen execution mode. With a memory directory: ``memory``.
+``tool_lookup`` is added by the session, last, over every tool it ends up with.
+
+Each tool module is imported when its tool is built, so a session without a tool does not
+pay for its imports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from conch.agent.bash import DEFAULT_TIMEOUT_S, Shell, bash_tool
+from conch.agent.evaluate import Evaluator, evaluate_tool
+from conch.execute.checked import Approve
+from conch.execute.sandbox import Sandbox
+from conch.policy import ExecutionMode
+from conch.tools import Tool
+
+if TYPE_CHECKING:
+    from conch.tools.web import SearchBackend
+
+FsMode = Literal["split", "unified", "both"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOptions:
+    """Which built-in tools a session gets, and how they behave.
+
+    ``root``: the sandbox directory; the file tools and ``evaluate`` exist only with one,
+    and confined to it (``bash`` runs there too, and its paths must stay inside it).
+    ``fs_mode``: one file tool per action (``split``, best for small models), one ``fs``
+    tool with an ``action`` (``unified``, with batches), or ``both``. ``bash``: offer the
+    ``bash`` tool, which runs commands under ``mode``, asking ``confirm`` where the mode
+    wants a yes (``unsafe``: through the user's shell, always asking; ``command_timeout``
+    in seconds). ``state_dir``: where the audit log of commands goes (None: the platform's
+    state directory; ``audit=False``: none). ``evaluate_sandbox``: the bubblewrap for
+    ``evaluate`` (None: found on first use). ``web_search``: the search backend handed to
+    the web tools. ``memory_dir``: the memory directory (None: no memory tool).
+    """
+
+    root: Path | None = None
+    fs_mode: FsMode = "split"
+    bash: bool = False
+    mode: ExecutionMode = ExecutionMode.RESTRICTED
+    confirm: Approve | None = None
+    unsafe: bool = False
+    command_timeout: float = DEFAULT_TIMEOUT_S
+    state_dir: Path | None = None
+    audit: bool = True
+    evaluate: bool = True
+    evaluate_sandbox: Sandbox | None = None
+    datetime: bool = True
+    plan: bool = True
+    web: bool = True
+    web_search: SearchBackend | None = None
+    memory_dir: Path | None = None
+
+
+def default_tools(options: ToolOptions) -> list[Tool]:
+    """The built-in tools ``options`` ask for, in the order they are offered."""
+    tools: list[Tool] = []
+    if options.datetime:
+        from conch.tools.clock import datetime_tool
+
+        tools.append(datetime_tool())
+    if options.plan:
+        from conch.tools.plan import PlanState, plan_tool
+
+        tools.append(plan_tool(PlanState()))
+    if options.web:
+        from conch.tools.web import web_tools
+
+        tools += web_tools(search=options.web_search)
+    if options.root is not None:
+        from conch.tools.fs import fs_tools
+
+        tools += fs_tools(options.root, options.fs_mode)
+    if options.bash:
+        tools.append(bash_tool(shell_for(options)))
+    if options.root is not None and options.evaluate:
+        tools.append(evaluate_tool(Evaluator(options.root, options.evaluate_sandbox)))
+    if options.memory_dir is not None:
+        from conch.tools.memory import memory_tool
+
+        tools.append(memory_tool(options.memory_dir))
+    return tools
+
+
+def shell_for(options: ToolOptions) -> Shell:
+    """The ``Shell`` the ``bash`` tool of ``options`` runs commands with."""
+    state_dir = options.state_dir
+    if state_dir is None and options.audit:
+        from conch.config.paths import Paths
+
+        state_dir = Paths.default().state_dir
+    return Shell(
+        cwd=options.root or Path.cwd(),
+        mode=options.mode,
+        confirm=options.confirm,
+        state_dir=state_dir if options.audit else None,
+        root=options.root,
+        unsafe=options.unsafe,
+        timeout=options.command_timeout,
+    )
+
+
+def memory_vocabulary(directory: Path) -> list[str]:
+    """The keywords of the entries saved in the memory ``directory``."""
+    from conch.tools.memory import memory_vocabulary as vocabulary
+
+    return list(vocabulary(directory))

@@ -1,0 +1,224 @@
+"""The agent loop: ask the model, run the tools it calls, feed back the results, repeat.
+
+``Agent.run`` is a generator: it yields the provider's events and the agent's own
+(``conch.agent.events``) as they happen, and returns the visible reply. It ends on an answer;
+or with ``IterationLimit`` after ``Limits.max_iterations`` model replies; or with
+``LoopDetected`` when the model keeps repeating a call it was told would not run again.
+Nothing a tool does stops it: an unknown tool, bad arguments and a tool that raises all come
+back to the model as text it can act on. Whatever ends a turn early (Ctrl+C, a closed
+stream, a provider error), the conversation is left valid: every call has its result, and an
+assistant message says why the turn ended.
+
+Models with native tool calls get the tools' specs and answer with ``ToolCall`` events.
+Models without them (``json_steps``) get one JSON object per reply, constrained by
+``step_schema`` where the provider honours it, and read leniently by ``parse_step``
+otherwise; only the answer's text is streamed to the user.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass, field, replace
+
+from conch.agent.conversation import Conversation
+from conch.agent.evaluate import LEGACY_NAMES
+from conch.agent.events import (
+    AgentEvent,
+    IterationLimit,
+    LoopDetected,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+)
+from conch.agent.results import DEFAULT_CAP, capped
+from conch.agent.toolcalls import AnswerStream, parse_step, step_schema
+from conch.messages import (
+    Finished,
+    GenerationOptions,
+    Message,
+    TextDelta,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from conch.providers.base import Provider
+from conch.tools import ToolRegistry
+
+INTERRUPTED = "[interrupted by the user]"
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How far one turn may go.
+
+    ``max_iterations``: model replies per turn. ``max_result_chars``: what the model reads of
+    one tool result. ``max_repeats``: how often one call (same tool, same arguments) runs in
+    a turn; a further repeat is not run and the model is told so. ``max_blocked``: how many
+    such refused repeats are forgiven before the turn ends with ``LoopDetected``.
+    """
+
+    max_iterations: int = 10
+    max_result_chars: int = DEFAULT_CAP
+    max_repeats: int = 2
+    max_blocked: int = 1
+
+
+@dataclass(slots=True)
+class _Reply:
+    text: str = ""
+    calls: tuple[ToolCall, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(slots=True)
+class Agent:
+    """One model, its tools, and how a turn runs.
+
+    ``json_steps``: the model writes tool calls as JSON text instead of native calls.
+    ``budget``: the tokens the conversation may take before it is pruned (None: never).
+    ``aliases``: legacy tool names and the tools they stand for (``python3`` -> ``evaluate``).
+    """
+
+    provider: Provider
+    tools: ToolRegistry
+    options: GenerationOptions = field(default_factory=lambda: GenerationOptions(max_tokens=1024))
+    json_steps: bool = False
+    limits: Limits = field(default_factory=Limits)
+    budget: int | None = None
+    aliases: Mapping[str, str] = field(default_factory=lambda: dict(LEGACY_NAMES))
+
+    def run(self, conversation: Conversation, instruction: str) -> Generator[AgentEvent, None, str]:
+        """Add ``instruction`` to ``conversation`` and work on it until there is an answer."""
+        conversation.add(Message("user", instruction))
+        seen: Counter[tuple[str, str]] = Counter()
+        blocked = 0
+        usage = Usage()
+        partial: list[str] = []
+        try:
+            for iteration in range(1, self.limits.max_iterations + 1):
+                if self.budget is not None:
+                    pruned = conversation.prune(self.budget)
+                    if pruned is not None:
+                        yield pruned
+                partial.clear()
+                reply = yield from self._reply(conversation, iteration, partial)
+                usage = Usage(
+                    usage.prompt_tokens + reply.usage.prompt_tokens,
+                    usage.completion_tokens + reply.usage.completion_tokens,
+                )
+                if not reply.calls:
+                    conversation.add(Message("assistant", reply.text))
+                    yield TurnFinished(reply.text, iteration, usage)
+                    return reply.text
+                calls = tuple(self._canonical(call) for call in reply.calls)
+                conversation.add(Message("assistant", reply.text, tool_calls=calls))
+                for call in calls:
+                    yield ToolStarted(call, iteration)
+                    started = time.monotonic()
+                    key = _key(call)
+                    if seen[key] >= self.limits.max_repeats:
+                        blocked += 1
+                        result = ToolResult(call.id, call.name, _repeat_note(call, seen[key]), True)
+                    else:
+                        seen[key] += 1
+                        result = self.tools.call(call)
+                    fitted = capped(result, self.limits.max_result_chars)
+                    conversation.add(fitted.result.to_message())
+                    yield ToolFinished(
+                        call,
+                        fitted.result,
+                        fitted.truncated,
+                        fitted.original_size,
+                        time.monotonic() - started,
+                    )
+                    if blocked > self.limits.max_blocked:
+                        conversation.close_turn("[stopped: the same tool call kept repeating]")
+                        raise LoopDetected(call)
+            limit = self.limits.max_iterations
+            conversation.close_turn(f"[stopped: no final answer within {limit} model replies]")
+            raise IterationLimit(limit)
+        except (KeyboardInterrupt, GeneratorExit):
+            conversation.close_turn(_with_note("".join(partial), INTERRUPTED))
+            raise
+        except BaseException as exc:
+            conversation.close_turn(_with_note("".join(partial), f"[stopped: {exc}]"))
+            raise
+
+    def _reply(
+        self, conversation: Conversation, iteration: int, partial: list[str]
+    ) -> Generator[AgentEvent, None, _Reply]:
+        """One model reply, streamed: its visible text and the calls it makes."""
+        specs = self.tools.specs()
+        json_mode = self.json_steps and bool(specs)
+        options = (
+            replace(self.options, json_schema=step_schema(specs)) if json_mode else self.options
+        )
+        offered = None if json_mode or not specs else specs
+        answer = AnswerStream() if json_mode else None
+        raw: list[str] = []
+        calls: list[ToolCall] = []
+        usage = Usage()
+        messages = conversation.wire(json_steps=json_mode)
+        for event in self.provider.stream(messages, options, offered):
+            if isinstance(event, TextDelta):
+                raw.append(event.text)
+                visible = event.text if answer is None else answer.feed(event.text)
+                if visible:
+                    partial.append(visible)
+                    yield TextDelta(visible)
+            elif isinstance(event, ToolCall):
+                calls.append(event)  # announced as ToolStarted once it is checked
+            else:
+                if isinstance(event, Finished):
+                    usage = event.usage
+                yield event
+        text = "".join(raw)
+        known = [spec.name for spec in specs] + list(self.aliases)
+        prefix = f"call_{iteration}"
+        if answer is not None:
+            step = parse_step(text, known, prefix)
+            if step.calls:
+                return _Reply("", step.calls, usage)
+            reply = step.answer or ""
+            if answer.shown and not reply.startswith(answer.shown):
+                reply = answer.shown  # a step cut short: what could be read of it
+            rest = reply[len(answer.shown) :]
+            if rest:
+                partial.append(rest)
+                yield TextDelta(rest)
+            return _Reply(reply, (), usage)
+        if not calls and specs:
+            # A model that wrote its call as text instead of a native call.
+            step = parse_step(text, known, prefix)
+            if step.calls and all(call.name in known for call in step.calls):
+                return _Reply("", step.calls, usage)
+        return _Reply(text, tuple(calls), usage)
+
+    def _canonical(self, call: ToolCall) -> ToolCall:
+        target = self.aliases.get(call.name)
+        if call.name not in self.tools and target is not None and target in self.tools:
+            return ToolCall(call.id, target, call.arguments)
+        return call
+
+
+def _key(call: ToolCall) -> tuple[str, str]:
+    try:
+        arguments = json.dumps(json.loads(call.arguments or "{}"), sort_keys=True)
+    except json.JSONDecodeError:
+        arguments = call.arguments
+    return call.name, arguments
+
+
+def _repeat_note(call: ToolCall, times: int) -> str:
+    return (
+        f"Not run: you already called {call.name} with exactly these arguments {times} times "
+        "in this task, and the result would be the same. Use the result you have, try "
+        "something different, or give your answer."
+    )
+
+
+def _with_note(text: str, note: str) -> str:
+    return f"{text.rstrip()}\n{note}" if text.strip() else note

@@ -1,0 +1,48 @@
+"""Tool results as the model reads them: errors marked, long output cut with a note.
+
+A tool's output can be far longer than a small model's whole context. ``capped`` keeps the
+head and the tail of an output over the cap (the end of a command's output is where its
+errors are) and says in a note how much was cut; an error result reads ``Error: ...`` so a
+model cannot take it for output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from conch.messages import ToolResult
+
+DEFAULT_CAP = 6000
+_HEAD_SHARE = 0.7
+
+
+@dataclass(frozen=True, slots=True)
+class Capped:
+    """A result fit for the model, whether it was cut, and its size before."""
+
+    result: ToolResult
+    truncated: bool
+    original_size: int
+
+
+def capped(result: ToolResult, cap: int = DEFAULT_CAP) -> Capped:
+    """``result`` with ``Error:`` in front of an error, and its content cut to about ``cap``
+    characters (the first and last parts kept, a note in between)."""
+    content = result.content
+    if result.is_error and not content.lower().startswith("error"):
+        content = f"Error: {content}"
+    size = len(content)
+    if size <= cap:
+        return Capped(_with(result, content), False, size)
+    head = int(cap * _HEAD_SHARE)
+    tail = max(cap - head, 0)
+    note = (
+        f"\n[... output truncated: {size - head - tail} of {size} characters left out; "
+        "narrow the request to see the rest ...]\n"
+    )
+    cut = content[:head] + note + (content[-tail:] if tail else "")
+    return Capped(_with(result, cut), True, size)
+
+
+def _with(result: ToolResult, content: str) -> ToolResult:
+    return ToolResult(result.call_id, result.name, content, result.is_error)

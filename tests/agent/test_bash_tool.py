@@ -1,0 +1,146 @@
+"""The bash tool: the policy, the execution modes, the user's refusals, the audit log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from agentutil import Approver, EventLog, call, scripted_session
+
+from conch.agent.bash import CommandRefused, Shell, bash_tool, format_result
+from conch.agent.modes import describe, parse_mode
+from conch.execute import AUDIT_LOG, Answer, ExecResult
+from conch.policy import ExecutionMode
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("one\ntwo\n", encoding="utf-8")
+    return work
+
+
+def _shell(work: Path, mode: ExecutionMode, confirm: Approver | None = None) -> Shell:
+    return Shell(cwd=work, mode=mode, confirm=confirm, state_dir=work.parent / "state", root=work)
+
+
+def test_restricted_mode_runs_a_read_only_command_without_asking(work: Path) -> None:
+    approver = Approver()
+    output = _shell(work, ExecutionMode.RESTRICTED, approver).run("cat notes.txt | wc -l")
+    assert output == "2\n[exit code 0]"
+    assert approver.asked == []
+
+
+def test_restricted_mode_asks_before_a_write(work: Path) -> None:
+    approver = Approver(Answer.run())
+    output = _shell(work, ExecutionMode.RESTRICTED, approver).run("touch new.txt")
+    assert approver.asked == ["touch new.txt"]
+    assert output == "(no output)\n[exit code 0]"
+    assert (work / "new.txt").exists()
+
+
+def test_restricted_mode_refuses_a_write_when_no_one_can_be_asked(work: Path) -> None:
+    with pytest.raises(CommandRefused, match="no one can be asked; nothing ran"):
+        _shell(work, ExecutionMode.RESTRICTED).run("touch new.txt")
+    assert not (work / "new.txt").exists()
+
+
+def test_interactive_mode_asks_even_for_a_read(work: Path) -> None:
+    approver = Approver(Answer.run())
+    _shell(work, ExecutionMode.INTERACTIVE, approver).run("ls")
+    assert approver.asked == ["ls"]
+
+
+def test_full_autonomous_mode_writes_without_asking(work: Path) -> None:
+    approver = Approver()
+    _shell(work, ExecutionMode.FULL, approver).run("touch new.txt")
+    assert approver.asked == []
+    assert (work / "new.txt").exists()
+
+
+@pytest.mark.parametrize("mode", list(ExecutionMode))
+def test_the_denylist_refuses_in_every_mode_without_asking(work: Path, mode: ExecutionMode) -> None:
+    approver = Approver(Answer.run())
+    with pytest.raises(CommandRefused, match="safety policy refused it: Denylisted"):
+        _shell(work, mode, approver).run("rm -rf /")
+    assert approver.asked == []
+
+
+def test_a_command_that_needs_a_shell_is_refused_with_the_reason(work: Path) -> None:
+    with pytest.raises(CommandRefused, match="safe mode runs programs"):
+        _shell(work, ExecutionMode.FULL).run("echo $(whoami)")
+
+
+def test_a_command_the_user_refused_is_refused_again_without_asking(work: Path) -> None:
+    approver = Approver(Answer.abort())
+    shell = _shell(work, ExecutionMode.RESTRICTED, approver)
+    with pytest.raises(CommandRefused, match="the user refused to run it"):
+        shell.run("touch new.txt")
+    with pytest.raises(CommandRefused, match=r"already refused `touch new\.txt`"):
+        shell.run("touch   new.txt")
+    assert approver.asked == ["touch new.txt"]
+    assert not (work / "new.txt").exists()
+
+
+def test_the_model_is_told_about_a_refusal_and_never_asked_again(work: Path) -> None:
+    approver = Approver(Answer.abort())
+    bash = bash_tool(_shell(work, ExecutionMode.RESTRICTED, approver))
+    replies = [
+        call("bash", "c1", command="rm notes.txt"),
+        call("bash", "c2", command="rm notes.txt"),
+        "ok",
+    ]
+    session = scripted_session(*replies, tools=(bash,))
+    log = EventLog()
+    session.chat("clean up", on_event=log)
+    first, second = (f.result for f in log.finished)
+    assert first.is_error and second.is_error
+    assert "Do not propose this command again" in first.content
+    assert "already refused `rm notes.txt` in this session" in second.content
+    assert approver.asked == ["rm notes.txt"]
+    assert (work / "notes.txt").exists()
+
+
+def test_every_command_that_ran_leaves_an_audit_line(work: Path) -> None:
+    shell = _shell(work, ExecutionMode.FULL)
+    shell.run("ls")
+    assert shell.state_dir is not None
+    (line,) = (shell.state_dir / AUDIT_LOG).read_text(encoding="utf-8").splitlines()
+    assert f" | {work} | ls | exit:0 | " in line
+
+
+def test_the_bash_tool_tells_the_model_what_its_mode_allows(work: Path) -> None:
+    restricted = bash_tool(_shell(work, ExecutionMode.RESTRICTED))
+    assert restricted.name == "bash"
+    assert "Read-only commands run at once" in restricted.system
+    assert "refused (no one can be asked)" in restricted.system
+    assert (
+        describe(ExecutionMode.INTERACTIVE, True) == "The user is asked before every command runs."
+    )
+
+
+def test_a_result_shows_output_errors_and_the_exit_code() -> None:
+    result = ExecResult(2, "out\n", "bad flag\n", stdout_truncated=True, timed_out=True)
+    assert format_result("x", result) == (
+        "out\n[stdout truncated]\n[stderr]\nbad flag\n[stopped: it ran past the time limit]\n"
+        "[exit code 2]"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "mode"),
+    [
+        ("interactive", ExecutionMode.INTERACTIVE),
+        ("restricted", ExecutionMode.RESTRICTED),
+        ("Restricted-Autonomous", ExecutionMode.RESTRICTED),
+        ("full_autonomous", ExecutionMode.FULL),
+    ],
+)
+def test_modes_are_read_by_name(text: str, mode: ExecutionMode) -> None:
+    assert parse_mode(text) is mode
+
+
+def test_an_unknown_mode_is_an_error() -> None:
+    with pytest.raises(ValueError, match="unknown execution mode 'yolo'"):
+        parse_mode("yolo")

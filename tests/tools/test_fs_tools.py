@@ -1,0 +1,384 @@
+"""The split file tools (fs_read, fs_write, ...), called the way a model calls them."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import pytest
+
+from conch.messages import ToolResult
+from conch.tools import Tool, fs_tools
+from conch.tools.caps import READ_BYTES_DEFAULT, READ_LINES_MAX
+
+Call = Callable[..., ToolResult]
+SPLIT = ["fs_read", "fs_write", "fs_edit", "fs_list", "fs_glob", "fs_grep", "fs_mkdir"]
+SPLIT += ["fs_delete", "fs_diff"]
+
+
+@pytest.fixture
+def call(sandbox: Path, caller: Callable[[Iterable[Tool]], Call]) -> Call:
+    return caller(fs_tools(sandbox))
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# -- the tool set ------------------------------------------------------------------------
+
+
+def test_split_mode_gives_one_tool_per_action(sandbox: Path) -> None:
+    assert [t.name for t in fs_tools(sandbox)] == SPLIT
+
+
+def test_unified_mode_gives_the_batch_tool_and_both_gives_all(sandbox: Path) -> None:
+    assert [t.name for t in fs_tools(sandbox, "unified")] == ["fs"]
+    assert [t.name for t in fs_tools(sandbox, "both")] == [*SPLIT, "fs"]
+
+
+def test_an_unknown_mode_is_refused(sandbox: Path) -> None:
+    with pytest.raises(ValueError, match="unknown file tools mode"):
+        fs_tools(sandbox, "all")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("mode", ["split", "unified"])
+def test_every_tool_has_a_trigger_and_an_example_and_one_names_the_root(
+    sandbox: Path, mode: str
+) -> None:
+    tools = fs_tools(sandbox, mode)  # type: ignore[arg-type]
+    for item in tools:
+        assert item.trigger and "\n" not in item.trigger
+        assert "Example: {" in item.spec.description
+    assert str(sandbox.resolve()) in tools[0].system
+    assert all(not t.system for t in tools[1:])
+
+
+# -- fs_read -----------------------------------------------------------------------------
+
+
+def test_read_numbers_every_line_and_reports_the_total(call: Call, sandbox: Path) -> None:
+    write(sandbox / "a.txt", "alpha\nbeta\n")
+    result = call("fs_read", path="a.txt")
+    assert not result.is_error
+    assert result.content.splitlines() == [
+        "1|alpha",
+        "2|beta",
+        "[a.txt: lines 1-2 of 2, bytes 0-10 of 11]",
+    ]
+
+
+def test_read_in_line_mode_says_how_to_read_on(call: Call, sandbox: Path) -> None:
+    write(sandbox / "a.txt", "".join(f"line {n}\n" for n in range(1, 11)))
+    lines = call("fs_read", path="a.txt", start_line=4, max_lines=3).content.splitlines()
+    assert lines[:3] == ["4|line 4", "5|line 5", "6|line 6"]
+    assert lines[3] == '[a.txt: lines 4-6 of 10; read on with {"path": "a.txt", "start_line": 7}]'
+
+
+def test_read_in_line_mode_shows_at_most_2000_lines(call: Call, sandbox: Path) -> None:
+    write(sandbox / "big.txt", "x\n" * 2500)
+    lines = call("fs_read", path="big.txt", start_line=1, max_lines=5000).content.splitlines()
+    assert len(lines) == READ_LINES_MAX + 1
+    assert lines[-1].startswith(f"[big.txt: lines 1-{READ_LINES_MAX} of 2500;")
+
+
+def test_read_in_byte_mode_clips_and_reading_on_continues_the_numbering(
+    call: Call, sandbox: Path
+) -> None:
+    write(sandbox / "big.txt", "".join(f"{n:09d}\n" for n in range(1, 10_001)))  # 100,000 B
+    first = call("fs_read", path="big.txt").content.splitlines()
+    shown = len(first) - 1
+    assert shown == READ_BYTES_DEFAULT // 10
+    assert first[-1].endswith(
+        f'clipped, read on with {{"path": "big.txt", "offset": {shown * 10}}}]'
+    )
+    again = call("fs_read", path="big.txt", offset=shown * 10, max_bytes=20).content.splitlines()
+    assert again[0] == f"{shown + 1}|{shown + 1:09d}"
+
+
+def test_read_past_the_end_is_an_error(call: Call, sandbox: Path) -> None:
+    write(sandbox / "a.txt", "one\n")
+    result = call("fs_read", path="a.txt", start_line=5)
+    assert result.is_error
+    assert "start_line 5 is past the end of 'a.txt' (1 lines)" in result.content
+
+
+def test_read_of_a_missing_file_names_the_file_and_the_root(call: Call, sandbox: Path) -> None:
+    result = call("fs_read", path="a.txt")
+    assert result.is_error
+    assert f"fs_read: no such file 'a.txt' under {sandbox.resolve()}" in result.content
+
+
+def test_read_refuses_binary_files_and_directories(call: Call, sandbox: Path) -> None:
+    (sandbox / "blob.bin").write_bytes(b"\x7fELF\x00\x01")
+    (sandbox / "dir").mkdir()
+    assert "looks like a binary file" in call("fs_read", path="blob.bin").content
+    assert "is a directory" in call("fs_read", path="dir").content
+
+
+def test_read_of_a_named_pipe_is_refused_instead_of_blocking(call: Call, sandbox: Path) -> None:
+    os.mkfifo(sandbox / "pipe")
+    result = call("fs_read", path="pipe")
+    assert result.is_error and "is not a regular file" in result.content
+
+
+def test_read_of_an_empty_file_says_so(call: Call, sandbox: Path) -> None:
+    write(sandbox / "e.txt", "")
+    assert call("fs_read", path="e.txt").content == "[e.txt: empty file]"
+
+
+# -- fs_write ----------------------------------------------------------------------------
+
+
+def test_write_creates_parents_and_reports_the_size(call: Call, sandbox: Path) -> None:
+    result = call("fs_write", path="notes/todo.txt", content="buy milk\n")
+    assert result.content == "created 'notes/todo.txt' (9 bytes, 1 lines)"
+    assert (sandbox / "notes" / "todo.txt").read_text(encoding="utf-8") == "buy milk\n"
+    assert (sandbox / "notes" / "todo.txt").stat().st_mode & 0o777 == 0o644
+
+
+def test_write_replaces_the_file_atomically(call: Call, sandbox: Path) -> None:
+    target = write(sandbox / "a.txt", "old\n")
+    target.chmod(0o640)
+    os.link(target, sandbox / "hardlink.txt")  # sees in-place writes, not a rename
+    before = target.stat().st_ino
+
+    result = call("fs_write", path="a.txt", content="new\n")
+
+    assert result.content.startswith("replaced 'a.txt'")
+    assert target.read_text(encoding="utf-8") == "new\n"
+    assert (sandbox / "hardlink.txt").read_text(encoding="utf-8") == "old\n"
+    assert target.stat().st_ino != before
+    assert target.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in sandbox.iterdir()) == ["a.txt", "hardlink.txt"]
+
+
+def test_write_onto_a_directory_is_an_error(call: Call, sandbox: Path) -> None:
+    (sandbox / "d").mkdir()
+    assert "is a directory" in call("fs_write", path="d", content="x").content
+
+
+# -- fs_edit -----------------------------------------------------------------------------
+
+
+def test_edit_replaces_exact_text_once(call: Call, sandbox: Path) -> None:
+    target = write(sandbox / "app.py", "DEBUG = True\nPORT = 1\n")
+    result = call("fs_edit", path="app.py", old_text="DEBUG = True", new_text="DEBUG = False")
+    assert result.content == "edited 'app.py': replaced 1 place (line 1)"
+    assert target.read_text(encoding="utf-8") == "DEBUG = False\nPORT = 1\n"
+
+
+def test_edit_of_missing_text_is_an_error_that_says_what_to_do(call: Call, sandbox: Path) -> None:
+    write(sandbox / "app.py", "x = 1\n")
+    result = call("fs_edit", path="app.py", old_text="y = 1", new_text="y = 2")
+    assert result.is_error
+    assert "was not found in 'app.py'" in result.content
+    assert "read the file" in result.content
+
+
+def test_edit_of_ambiguous_text_names_the_lines_unless_replace_all(
+    call: Call, sandbox: Path
+) -> None:
+    target = write(sandbox / "a.txt", "x\ny\nx\n")
+    result = call("fs_edit", path="a.txt", old_text="x", new_text="z")
+    assert result.is_error
+    assert "occurs 2 times in 'a.txt' (lines 1, 3)" in result.content
+    assert target.read_text(encoding="utf-8") == "x\ny\nx\n"
+
+    result = call("fs_edit", path="a.txt", old_text="x", new_text="z", replace_all=True)
+    assert result.content == "edited 'a.txt': replaced 2 places (line 1, 3)"
+    assert target.read_text(encoding="utf-8") == "z\ny\nz\n"
+
+
+def test_edit_keeps_windows_line_endings(call: Call, sandbox: Path) -> None:
+    target = sandbox / "w.txt"
+    target.write_bytes(b"one\r\ntwo\r\n")
+    assert not call("fs_edit", path="w.txt", old_text="two", new_text="2").is_error
+    assert target.read_bytes() == b"one\r\n2\r\n"
+
+
+def test_edit_with_identical_old_and_new_is_an_error(call: Call, sandbox: Path) -> None:
+    write(sandbox / "a.txt", "x\n")
+    assert "are the same" in call("fs_edit", path="a.txt", old_text="x", new_text="x").content
+
+
+# -- fs_list, fs_glob, fs_grep -----------------------------------------------------------
+
+
+def test_list_shows_directories_with_a_slash_and_files_with_sizes(
+    call: Call, sandbox: Path
+) -> None:
+    write(sandbox / "b.txt", "12345")
+    write(sandbox / "src" / "main.py", "print()\n")
+    (sandbox / "link").symlink_to("b.txt")
+    assert call("fs_list").content.splitlines() == [
+        "contents of '.':",
+        "b.txt  5 B",
+        "link -> b.txt",
+        "src/",
+    ]
+    assert "src/main.py  8 B" in call("fs_list", recursive=True).content.splitlines()
+
+
+def test_list_of_an_empty_directory_and_of_a_file(call: Call, sandbox: Path) -> None:
+    (sandbox / "empty").mkdir()
+    write(sandbox / "a.txt", "x")
+    assert call("fs_list", path="empty").content == "'empty' is empty"
+    assert call("fs_list", path="a.txt").is_error
+
+
+def test_glob_star_is_one_level_and_double_star_any_depth(call: Call, sandbox: Path) -> None:
+    for name in ["a.py", "pkg/b.py", "pkg/deep/c.py", "pkg/d.toml", "e.md"]:
+        write(sandbox / name, "")
+    assert call("fs_glob", pattern="*.py").content.splitlines() == ["a.py"]
+    assert sorted(call("fs_glob", pattern="**/*.py").content.splitlines()) == [
+        "a.py",
+        "pkg/b.py",
+        "pkg/deep/c.py",
+    ]
+    assert sorted(call("fs_glob", pattern="pkg/*.{py,toml}").content.splitlines()) == [
+        "pkg/b.py",
+        "pkg/d.toml",
+    ]
+    assert call("fs_glob", pattern="*.rs").content == "no paths match '*.rs' under '.'"
+
+
+def test_glob_does_not_follow_a_symlinked_directory_outside(
+    call: Call, sandbox: Path, tmp_path: Path
+) -> None:
+    write(tmp_path / "outside" / "secret.py", "")
+    (sandbox / "out").symlink_to(tmp_path / "outside", target_is_directory=True)
+    assert "secret" not in call("fs_glob", pattern="**/*.py").content
+
+
+def test_glob_refuses_patterns_that_leave_the_directory(call: Call) -> None:
+    assert call("fs_glob", pattern="../*").is_error
+    assert call("fs_glob", pattern="/etc/*").is_error
+
+
+def test_grep_finds_lines_as_file_line_text(call: Call, sandbox: Path) -> None:
+    write(sandbox / "src" / "a.py", "x = 1\n# TODO: fix\n")
+    write(sandbox / "notes.md", "todo: call\n")
+    result = call("fs_grep", pattern="TODO", glob="*.py")
+    assert result.content.splitlines() == ["src/a.py:2:# TODO: fix", "[1 matches in 1 files]"]
+    both = call("fs_grep", pattern="todo", ignore_case=True).content.splitlines()
+    assert both[:2] == ["notes.md:1:todo: call", "src/a.py:2:# TODO: fix"]
+
+
+def test_grep_stops_at_max_matches_and_says_so(call: Call, sandbox: Path) -> None:
+    write(sandbox / "many.txt", "hit\n" * 50)
+    lines = call("fs_grep", pattern="hit", max_matches=5).content.splitlines()
+    assert len(lines) == 6
+    assert lines[-1].startswith("[stopped at 5 matches")
+
+
+def test_grep_reports_a_bad_regular_expression(call: Call) -> None:
+    result = call("fs_grep", pattern="(")
+    assert result.is_error
+    assert "bad regular expression" in result.content
+
+
+def test_grep_skips_binary_files_and_symlinks_that_lead_outside(
+    call: Call, sandbox: Path, tmp_path: Path
+) -> None:
+    write(tmp_path / "outside" / "secret.txt", "password\n")
+    (sandbox / "peek.txt").symlink_to(tmp_path / "outside" / "secret.txt")
+    (sandbox / "blob.bin").write_bytes(b"password\x00")
+    assert call("fs_grep", pattern="password").content == "no matches for 'password' in '.'"
+
+
+# -- fs_mkdir, fs_delete, fs_diff --------------------------------------------------------
+
+
+def test_mkdir_creates_parents_and_accepts_an_existing_directory(call: Call, sandbox: Path) -> None:
+    assert call("fs_mkdir", path="a/b").content == "created directory 'a/b'"
+    assert (sandbox / "a" / "b").is_dir()
+    assert call("fs_mkdir", path="a/b").content == "'a/b' already exists"
+    write(sandbox / "f", "")
+    assert call("fs_mkdir", path="f").is_error
+
+
+def test_delete_removes_files_and_directories_only_when_recursive(
+    call: Call, sandbox: Path
+) -> None:
+    write(sandbox / "a.txt", "")
+    write(sandbox / "d" / "x.txt", "")
+    assert call("fs_delete", path="a.txt").content == "deleted 'a.txt'"
+    refused = call("fs_delete", path="d")
+    assert refused.is_error and "set recursive to true" in refused.content
+    assert (sandbox / "d" / "x.txt").exists()
+    assert call("fs_delete", path="d", recursive=True).content.startswith("deleted directory 'd'")
+    assert list(sandbox.iterdir()) == []
+
+
+def test_delete_refuses_the_sandbox_root(call: Call, sandbox: Path) -> None:
+    write(sandbox / "keep.txt", "")
+    for path in [".", "", str(sandbox), "a/.."]:
+        result = call("fs_delete", path=path, recursive=True)
+        assert result.is_error and "refusing to delete the sandbox root" in result.content
+    assert (sandbox / "keep.txt").exists()
+
+
+def test_delete_of_a_symlink_removes_the_link_not_the_target(call: Call, sandbox: Path) -> None:
+    target = write(sandbox / "real.txt", "keep")
+    (sandbox / "alias.txt").symlink_to(target)
+    assert call("fs_delete", path="alias.txt").content == "deleted symlink 'alias.txt'"
+    assert target.read_text(encoding="utf-8") == "keep"
+
+
+def test_diff_of_two_files_and_of_proposed_text(call: Call, sandbox: Path) -> None:
+    write(sandbox / "a.txt", "one\ntwo\n")
+    write(sandbox / "b.txt", "one\n2\n")
+    assert call("fs_diff", path="a.txt", other="b.txt").content.splitlines() == [
+        "--- a.txt",
+        "+++ b.txt",
+        "@@ -1,2 +1,2 @@",
+        " one",
+        "-two",
+        "+2",
+    ]
+    proposed = call("fs_diff", path="a.txt", new_text="one\ntwo\nthree\n").content
+    assert "+++ a.txt (proposed)" in proposed and "+three" in proposed
+    assert call("fs_diff", path="a.txt", new_text="one\ntwo\n").content.startswith("no differences")
+    assert "exactly one of" in call("fs_diff", path="a.txt").content
+
+
+# -- confinement through every tool ------------------------------------------------------
+
+ESCAPES = [
+    ("fs_read", {"path": "../secret.txt"}),
+    ("fs_write", {"path": "../x.txt", "content": "x"}),
+    ("fs_edit", {"path": "../secret.txt", "old_text": "s", "new_text": "t"}),
+    ("fs_list", {"path": ".."}),
+    ("fs_glob", {"pattern": "*", "path": ".."}),
+    ("fs_grep", {"pattern": "s", "path": ".."}),
+    ("fs_mkdir", {"path": "../made"}),
+    ("fs_delete", {"path": "../secret.txt"}),
+    ("fs_diff", {"path": "../secret.txt", "new_text": ""}),
+]
+
+
+@pytest.mark.parametrize(("name", "arguments"), ESCAPES)
+def test_every_tool_refuses_a_path_outside_the_sandbox(
+    call: Call, sandbox: Path, tmp_path: Path, name: str, arguments: dict[str, str]
+) -> None:
+    write(tmp_path / "secret.txt", "secret\n")
+    result = call(name, **arguments)
+    assert result.is_error
+    assert f"PathOutsideSandbox: {name}:" in result.content
+    assert str(sandbox.resolve()) in result.content
+    assert (tmp_path / "secret.txt").read_text(encoding="utf-8") == "secret\n"
+    assert not (tmp_path / "made").exists() and not (tmp_path / "x.txt").exists()
+
+
+def test_writing_through_a_symlinked_parent_outside_is_refused(
+    call: Call, sandbox: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "outside").mkdir()
+    (sandbox / "out").symlink_to(tmp_path / "outside", target_is_directory=True)
+    result = call("fs_write", path="out/new.txt", content="x")
+    assert result.is_error and "outside the sandbox" in result.content
+    assert list((tmp_path / "outside").iterdir()) == []
