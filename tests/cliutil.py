@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pexpect
 import pytest
@@ -59,3 +61,15 @@ def spawn_conch(cwd: Path, *argv: str) -> pexpect.spawn:
         timeout=30,
         dimensions=(40, 120),
     )
+
+
+def step(tool: str, **arguments: Any) -> str:
+    """A tool call written as the text of a model reply (how the scripted provider of a
+    config file calls tools: the agent reads the JSON step)."""
+    return json.dumps({"tool": tool, "arguments": arguments})
+
+
+def script(home: Path, *replies: str) -> Path:
+    """A config whose scripted model gives ``replies``, one per request, in order."""
+    lines = "".join(f"    - {json.dumps(reply)}\n" for reply in replies)
+    return write_config(home, f"ai:\n  provider: scripted\n  script:\n{lines}")

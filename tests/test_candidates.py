@@ -492,3 +492,37 @@ def test_review_goes_on_when_the_first_answer_did_not_work() -> None:
     proposal = run_propose(provider, runner, candidates=1, repair=False, review_stop="worked")
     assert len(provider.sent) == 3
     assert proposal.command == "sort -h sizes.txt"  # type: ignore[attr-defined]
+
+
+def test_shared_examples_come_first_and_are_the_same_for_every_answer() -> None:
+    from conch.command.examples import shared_examples
+    from conch.command.generate import select_examples
+
+    provider = ScriptedProvider.of("sort -X a", "sort -h a")
+    runner = TableRunner({"sort -h a": (0, "1K\n", "")})
+    run_propose(provider, runner, candidates=2, few_shot=1, shared_examples=3)
+    shared = [e.request for e in shared_examples(3)]
+    own = [
+        e.request for e in select_examples(Settings().default_prompt, "sort sizes.txt by size", 1)
+    ]
+    assert len(shared) == 3 and len(own) == 1
+    for sent in provider.sent:
+        users = [m.content for m in sent.messages[1:-1] if m.role == "user"]
+        assert users == shared + own  # shared first, the request's nearest right before it
+    prefixes = {tuple(m.content for m in s.messages[:7]) for s in provider.sent}
+    assert len(prefixes) == 1  # one prompt prefix for the engine's cache to keep
+
+
+def test_a_whitelist_prompt_gets_no_shared_examples() -> None:
+    settings = Settings.model_validate(
+        {
+            "generation": {"shared_examples": 5, "few_shot": 1, "review": 1},
+            "validation": {"enabled": False},
+            "default_prompt": {"tools": [{"name": "sort"}]},
+        }
+    )
+    provider = ScriptedProvider.of("sort -h sizes.txt")
+    pipeline = Pipeline(provider, settings, PLATFORM, UNSAFE, None, Path("/nonexistent"), None)
+    pipeline.propose(RequestContext(request="sort sizes.txt by size"))
+    users = [m.content for m in provider.sent[0].messages[1:-1] if m.role == "user"]
+    assert len(users) <= 1  # the request's own nearest sort example at most

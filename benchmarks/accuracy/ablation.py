@@ -37,6 +37,10 @@ VARIANTS: dict[str, dict[str, Any]] = {
     # the few-shot examples: none, or twice as many (dry runs off to isolate the prompt)
     "conch-few-shot-0": {"generation": {**_NO_DRY_RUN, "few_shot": 0}},
     "conch-few-shot-8": {"generation": {**_NO_DRY_RUN, "few_shot": 8}},
+    # worked examples every request shares (cached by the engine) before fewer of its own
+    "conch-shared-40-k1": {"generation": {"shared_examples": 40, "few_shot": 1}},
+    "conch-shared-40-k2": {"generation": {"shared_examples": 40, "few_shot": 2}},
+    "conch-shared-100-k1": {"generation": {"shared_examples": 100, "few_shot": 1}},
     # eight examples with everything else as conch does it
     "conch-k8": {"generation": {"few_shot": 8}},
     # a meta prompt that also asks for exactly the requested output and nothing more

@@ -6,9 +6,11 @@ import argparse
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from conch.cli.agentargs import build_auth_parser, build_chat_parser, build_run_parser
 from conch.cli.help import TOPICS, render_help
 from conch.cli.main import build_check_parser, build_daemon_parser, build_parser
 
@@ -27,8 +29,26 @@ def test_every_cli_flag_is_documented_in_a_help_topic(flag: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("topic", "flag"),
+    [("chat", flag) for flag in _flags(build_chat_parser())]
+    + [("run", flag) for flag in _flags(build_run_parser())]
+    + [("auth", flag) for flag in _flags(build_auth_parser())],
+)
+def test_every_agent_flag_is_documented_on_its_command_s_page(topic: str, flag: str) -> None:
+    assert flag in render_help(topic), f"{flag} is not documented in `conch help {topic}`"
+
+
+@pytest.mark.parametrize(
     "argv",
-    [["--help"], ["help"], ["help", "safety"], ["help", "daemon"], ["check", "--", "ls", "-la"]],
+    [
+        ["--help"],
+        ["help"],
+        ["help", "safety"],
+        ["help", "daemon"],
+        ["help", "chat"],
+        ["help", "tools"],
+        ["check", "--", "ls", "-la"],
+    ],
 )
 def test_fast_paths_do_not_import_the_model_stack_or_http(argv: list[str]) -> None:
     code = (
@@ -37,7 +57,8 @@ def test_fast_paths_do_not_import_the_model_stack_or_http(argv: list[str]) -> No
         "if sys.argv[1] == '--help':\n"
         "    try:\n        main(['--help'])\n    except SystemExit:\n        pass\n"
         "heavy = [m for m in ('xllamacpp', 'llama_cpp', 'httpx', 'openai', 'conch.providers.local.provider',"
-        " 'conch.providers.openai', 'conch.daemon.client', 'conch.daemon.service')"
+        " 'conch.providers.openai', 'conch.daemon.client', 'conch.daemon.service', 'prompt_toolkit',"
+        " 'conch.agent.session')"
         " if m in sys.modules]\n"
         "print('HEAVY', heavy)\n"
     )
@@ -69,3 +90,31 @@ def test_library_modules_never_import_front_end_libraries() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_the_tools_page_lists_every_agent_tool_with_its_trigger(tmp_path: Path) -> None:
+    """The table on `conch help tools` is what ``tools_table`` makes of every built-in
+    tool; when a tool or its trigger changes, paste the expected table into tools.txt."""
+    from conch.agent.builtin import ToolOptions, default_tools
+    from conch.agent.lookup import lookup_tool
+    from conch.cli.agentview import tools_table
+    from conch.tools.web import SearchHit
+
+    class NoSearch:
+        def search(self, query: str, limit: int) -> list[SearchHit]:
+            return []
+
+    options = ToolOptions(
+        root=tmp_path,
+        fs_mode="both",
+        bash=True,
+        audit=False,
+        memory_dir=tmp_path / "memory",
+        web_search=NoSearch(),
+    )
+    tools = default_tools(options)
+    tools.append(lookup_tool(lambda: tools))
+    expected = tools_table(tools)
+    page = render_help("tools")
+    table = page.split("AGENT TOOLS\n", 1)[1].split("\n\n", 1)[0]
+    assert table == expected, f"the table in tools.txt should be:\n{expected}"

@@ -10,8 +10,10 @@ without asking, and the model is told why.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from conch.agent.modes import describe, needs_question
 from conch.errors import ConfirmationRequired, PolicyRejection
@@ -39,6 +41,13 @@ Args:
 """
 
 
+# Why a command did not run: the safety policy refused it, the user said no (now or earlier
+# in the session), or it needed a yes and there was no one to ask.
+Refusal = Literal["policy", "declined", "unasked"]
+# Told of each refused command and why, before the model is.
+OnRefused = Callable[[str, Refusal], None]
+
+
 class CommandRefused(Exception):
     """The command did not run: the policy, the mode or the user said no (the message says
     which, for the model to read)."""
@@ -55,7 +64,8 @@ class Shell:
 
     ``root``: when set, every path a command names must resolve inside it. ``state_dir``:
     where the audit log goes (None: no audit line). ``unsafe``: hand commands to ``shell``
-    (the user's shell), which always asks first.
+    (the user's shell), which always asks first. ``on_refused``: told of every command
+    that did not run, and why.
     """
 
     cwd: Path
@@ -67,6 +77,7 @@ class Shell:
     shell: str = "/bin/sh"
     timeout: float = DEFAULT_TIMEOUT_S
     refused: set[str] = field(default_factory=set)
+    on_refused: OnRefused | None = None
 
     def run(self, command: str) -> str:
         """Check, maybe ask, run ``command``; its output for the model. Raises
@@ -75,6 +86,7 @@ class Shell:
         if not key:
             raise ValueError("the command is empty")
         if key in self.refused:
+            self._refused(command, "declined")
             raise CommandRefused(
                 f"the user already refused `{key}` in this session, so it was not run. "
                 "Do not propose it again: try another way or ask the user."
@@ -97,18 +109,25 @@ class Shell:
                 max_stderr=MAX_STDERR,
             )
         except PolicyRejection as exc:
+            self._refused(command, "policy")
             raise CommandRefused(f"the safety policy refused it: {_reason(exc)}") from None
         except ConfirmationRequired:
             self.refused.add(key)
+            self._refused(command, "declined")
             raise CommandRefused(
                 "the user refused to run it; nothing ran. Do not propose this command again."
             ) from None
         except _NoOneToAsk:
+            self._refused(command, "unasked")
             raise CommandRefused(
                 f"it needs the user's yes in {self.mode} mode and no one can be asked; "
                 "nothing ran. Use read-only commands, or tell the user what to run."
             ) from None
         return format_result(ran.command, ran.result)
+
+    def _refused(self, command: str, why: Refusal) -> None:
+        if self.on_refused is not None:
+            self.on_refused(command, why)
 
     def _approve(self, command: str, verdict: Verdict, wanted: Confirmation) -> Answer:
         if not needs_question(self.mode, verdict, wanted):

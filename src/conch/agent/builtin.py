@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from conch.agent.bash import DEFAULT_TIMEOUT_S, Shell, bash_tool
+from conch.agent.bash import DEFAULT_TIMEOUT_S, OnRefused, Shell, bash_tool
 from conch.agent.evaluate import Evaluator, evaluate_tool
 from conch.execute.checked import Approve
 from conch.execute.sandbox import Sandbox
@@ -23,6 +23,7 @@ from conch.policy import ExecutionMode
 from conch.tools import Tool
 
 if TYPE_CHECKING:
+    from conch.tools.plan import PlanState
     from conch.tools.web import SearchBackend
 
 FsMode = Literal["split", "unified", "both"]
@@ -42,6 +43,9 @@ class ToolOptions:
     state directory; ``audit=False``: none). ``evaluate_sandbox``: the bubblewrap for
     ``evaluate`` (None: found on first use). ``web_search``: the search backend handed to
     the web tools. ``memory_dir``: the memory directory (None: no memory tool).
+    ``plan_state``: the task list behind the ``plan`` tool, for a front end that shows it
+    (None: a fresh one). ``on_refused``: called with a command and why it did not run
+    (``policy``, ``declined`` or ``unasked``) before the model is told.
     """
 
     root: Path | None = None
@@ -60,6 +64,8 @@ class ToolOptions:
     web: bool = True
     web_search: SearchBackend | None = None
     memory_dir: Path | None = None
+    plan_state: PlanState | None = None
+    on_refused: OnRefused | None = None
 
 
 def default_tools(options: ToolOptions) -> list[Tool]:
@@ -72,7 +78,7 @@ def default_tools(options: ToolOptions) -> list[Tool]:
     if options.plan:
         from conch.tools.plan import PlanState, plan_tool
 
-        tools.append(plan_tool(PlanState()))
+        tools.append(plan_tool(PlanState() if options.plan_state is None else options.plan_state))
     if options.web:
         from conch.tools.web import web_tools
 
@@ -107,6 +113,7 @@ def shell_for(options: ToolOptions) -> Shell:
         root=options.root,
         unsafe=options.unsafe,
         timeout=options.command_timeout,
+        on_refused=options.on_refused,
     )
 
 

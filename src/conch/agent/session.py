@@ -26,6 +26,7 @@ call                        history kept?      what happens
 ``add_tool(t)`` after init  yes                ``t`` joins the tools, then as above
 ``add_tool(t)`` before      (no history yet)   ``t`` is queued for the first turn
 ``reset()``                 no (cleared)       the conversation starts over
+``restore(messages)``       replaced           a saved conversation is taken up again
 ==========================  =================  ==========================================
 
 ``system``, ``no_builtin_system``, ``system_append``, ``preamble_options`` configure; after
@@ -35,14 +36,19 @@ vocabulary) is rendered again at every turn.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
 from conch.agent.builtin import ToolOptions, default_tools, memory_vocabulary
-from conch.agent.conversation import Conversation, TokenCounter, estimate_tokens
+from conch.agent.conversation import (
+    Conversation,
+    TokenCounter,
+    alternation_problems,
+    estimate_tokens,
+)
 from conch.agent.events import AgentEvent
 from conch.agent.lookup import lookup_tool
 from conch.agent.loop import Agent, Limits
@@ -247,6 +253,21 @@ class Session:
         """Start the conversation over (prompt and tools stay)."""
         self._close_running()
         self._conversation.clear()
+        return self
+
+    def restore(self, history: Iterable[Message]) -> Session:
+        """Start the conversation over from ``history`` (messages as ``history`` gives
+        them, without the system prompt): a saved chat resumed. ValueError when the
+        messages would not make a valid conversation; the old one is kept then."""
+        messages = list(history)
+        problems = alternation_problems(messages)
+        if any(m.role == "system" for m in messages):
+            problems.insert(0, "a system message in the history")
+        if problems:
+            raise ValueError(f"not a valid conversation: {problems[0]}")
+        self.reset()
+        for message in messages:
+            self._conversation.add(message)
         return self
 
     # -- talking -----------------------------------------------------------------------------

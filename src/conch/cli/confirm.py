@@ -1,5 +1,6 @@
-"""The one-shot CLI's side of running a command: refusing a rejected one with a hint, and
-asking on the terminal when the library's confirmation rule wants a yes."""
+"""The front ends' side of running a command: refusing a rejected one with a hint, and
+asking on the terminal when the library's confirmation rule (or the agent's execution
+mode) wants a yes."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from conch.cli import ui
+from conch.cli.environment import Environment
 from conch.cli.invocation import Run
 from conch.errors import ConfirmationRequired, PolicyRejection
 
 if TYPE_CHECKING:
     from conch.config.settings import LoadedSettings, PromptConfig
-    from conch.execute.checked import Answer
+    from conch.execute.checked import Answer, Approve
     from conch.policy import Verdict
     from conch.policy.confirm import Confirmation
     from conch.providers.base import Provider
@@ -128,3 +130,26 @@ def _assess(command: str) -> Verdict:
     from conch.policy import assess
 
     return assess(command)
+
+
+def agent_approver(env: Environment, before: Callable[[], None]) -> Approve:
+    """The question ``conch chat`` and ``conch run`` ask before a command of the agent's
+    runs, when its execution mode wants a yes: the command, its risk and the policy's
+    reasons, then ``Run it? [y/N]`` (default No). ``before`` runs first (it stops the
+    spinner). Without a terminal the answer is No."""
+
+    def approve(command: str, verdict: Verdict, wanted: Confirmation) -> Answer:
+        from conch.execute.checked import Answer
+
+        before()
+        lines = ["the agent wants to run:"]
+        if wanted.explain:
+            lines.append(f"note: {', '.join(wanted.forced_by) or 'this program'} asks for care")
+        ui.show_command(env, command, verdict.risk.value, verdict.reasons, lines)
+        if ui.ask(env, "Run it? [y/N] ", "yn", "n") == "y":
+            return Answer.run()
+        env.stderr.write("  not run; the agent is told you said no\n")
+        env.stderr.flush()
+        return Answer.abort()
+
+    return approve

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
+from conch.cli.agentargs import AUTH_USAGE, CHAT_USAGE, RUN_USAGE
 from conch.cli.environment import Environment
 from conch.cli.status import ExitStatus, status_for
 from conch.errors import ConchError, UsageError
@@ -67,6 +68,43 @@ def _doctor(rest: list[str], env: Environment) -> int:
     return run_doctor(_parse(build_doctor_parser(), "doctor", rest), env)
 
 
+def _chat(rest: list[str], env: Environment) -> int:
+    from conch.cli.agentargs import build_chat_parser
+
+    parsed = _parse(build_chat_parser(), "chat", rest)
+    if parsed.words:
+        raise UsageError(
+            f"`conch chat` takes no words (send one prompt with -p); to ask for a command, "
+            f"write: {_as_request(['chat', *rest])}"
+        )
+    from conch.cli.chat import run_chat
+
+    return run_chat(parsed, env)
+
+
+def _run(rest: list[str], env: Environment) -> int:
+    from conch.cli.agentargs import build_run_parser
+
+    parsed = _parse(build_run_parser(), "run", rest)
+    if len(parsed.instruction) > 1:
+        raise UsageError(
+            f'`conch run` takes one instruction in quotes: conch run "{" ".join(parsed.instruction)}"'
+            f"; to ask for a command, write: {_as_request(['run', *rest])}"
+        )
+    from conch.cli.runcmd import run_task
+
+    return run_task(parsed, env)
+
+
+def _auth(rest: list[str], env: Environment) -> int:
+    from conch.cli.agentargs import build_auth_parser
+
+    parsed = _parse(build_auth_parser(), "auth", rest)
+    from conch.cli.authcmd import run_auth
+
+    return run_auth(parsed, env)
+
+
 def _help(rest: list[str], env: Environment) -> int:
     if len(rest) > 1:
         raise UsageError(
@@ -98,10 +136,28 @@ COMMANDS = {
         ),
         Command("doctor", "conch doctor [--json]", "what works here, what is missing", _doctor),
         Command("help", "conch help [TOPIC]", "the manual; `conch help topics` lists it", _help),
+        Command(
+            "chat",
+            CHAT_USAGE,
+            "chat with the agent and its tools",
+            _chat,
+        ),
+        Command(
+            "run",
+            RUN_USAGE,
+            "let the agent work through a task or a plan file",
+            _run,
+        ),
+        Command(
+            "auth",
+            AUTH_USAGE,
+            "keep a provider's API key in the system keyring",
+            _auth,
+        ),
     )
 }
 # Words kept for subcommands still to come.
-RESERVED = ("run", "chat", "shell", "serve", "mcp", "auth")
+RESERVED = ("shell", "serve", "mcp")
 # The word that always starts a request.
 ASK = "ask"
 

@@ -42,7 +42,7 @@ def run(args: argparse.Namespace, env: Environment) -> int:
     loaded: LoadedSettings | None = None
     code: int = ExitStatus.ERROR
     try:
-        loaded = _load(args, env)
+        loaded = load_for(args, env)
         state.validation_details = loaded.settings.validation.show_validation_details
         code = _analyze(state, loaded) if args.analyze else _oneshot(state, loaded)
         return code
@@ -104,7 +104,10 @@ def _check_combinations(args: argparse.Namespace) -> None:
         )
 
 
-def _load(args: argparse.Namespace, env: Environment) -> LoadedSettings:
+def load_for(args: argparse.Namespace, env: Environment) -> LoadedSettings:
+    """The settings for a front end whose ``args`` have ``--provider``, ``--model`` and
+    ``--no-daemon``; a project config not trusted yet is asked about on the terminal (and
+    ignored when there is none)."""
     from conch.config.paths import Paths
     from conch.config.settings import load_settings
 

@@ -14,12 +14,14 @@ class ExitStatus(IntEnum):
     REJECTED = 3
     NEEDS_CONFIRMATION = 4
     PROVIDER = 5
+    AGENT_STOPPED = 6
     INTERRUPTED = 130
 
 
 def status_for(exc: BaseException) -> ExitStatus:
     """The exit status of a conch error."""
     from conch import errors
+    from conch.agent.events import AgentError
 
     table: list[tuple[type[BaseException], ExitStatus]] = [
         (errors.UsageError, ExitStatus.USAGE),
@@ -28,6 +30,7 @@ def status_for(exc: BaseException) -> ExitStatus:
         (errors.ConfirmationRequired, ExitStatus.NEEDS_CONFIRMATION),
         (errors.ProviderError, ExitStatus.PROVIDER),
         (errors.ModelOutputError, ExitStatus.PROVIDER),
+        (AgentError, ExitStatus.AGENT_STOPPED),
         (KeyboardInterrupt, ExitStatus.INTERRUPTED),
     ]
     for kind, status in table:
@@ -43,6 +46,7 @@ _MEANINGS = {
     ExitStatus.REJECTED: "the safety policy refused the command; nothing ran",
     ExitStatus.NEEDS_CONFIRMATION: "the command needed a yes that was not given; nothing ran",
     ExitStatus.PROVIDER: "the model or its provider failed; nothing ran",
+    ExitStatus.AGENT_STOPPED: "the agent stopped without an answer (iteration limit or a loop)",
     ExitStatus.INTERRUPTED: "interrupted with Ctrl+C",
 }
 

@@ -119,9 +119,9 @@ class Progress:
     def clear(self) -> None:
         """Stop the spinner, erase its line, and print the usage report if tokens flowed."""
         self._stop.set()
-        if self._ticker is not None:
-            self._ticker.join(timeout=1.0)
-            self._ticker = None
+        ticker, self._ticker = self._ticker, None
+        if ticker is not None and ticker.ident is not None:  # Ctrl+C may land before start
+            ticker.join(timeout=1.0)
         self._stop.clear()
         if not self.enabled:
             return

@@ -225,6 +225,14 @@ def retrieval(name: str = "shipped") -> Retrieval:
     raise ValueError(f"unknown example retrieval {name!r}; choose from {', '.join(RETRIEVALS)}")
 
 
+@cache
+def shared_examples(count: int) -> tuple[Example, ...]:
+    """The first ``count`` examples every request shares (``data/shared-examples.tsv``: the
+    shipped examples most often among the nearest to 2,359 other requests, at most two per
+    program; made by ``benchmarks/accuracy/shared_examples.py``)."""
+    return _read("shared-examples.tsv")[:count] if count > 0 else ()
+
+
 def nearest(request: str, k: int = 4) -> list[Example]:
     """The ``k`` shipped examples most similar to ``request`` (BM25), most similar last."""
     return retrieval("shipped").nearest(request, k)

@@ -73,6 +73,7 @@ class Ask:
     end_bias: float = 0.0
     find: Find | None = None
     rules: str = ""  # what the mode the command will run in allows (``mode_rules``)
+    shared: tuple[Example, ...] = ()  # examples every request shares, before its own
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +132,9 @@ def generate_events(
     examples = select_examples(
         ask.prompt, ask.ctx.request, ask.few_shot, attempt.examples_skip, ask.find
     )
-    messages = build_messages(ask.prompt, ask.platform_description, ask.ctx, examples)
+    messages = build_messages(
+        ask.prompt, ask.platform_description, ask.ctx, [*ask.shared, *examples]
+    )
     # In the system prompt: after the request, the model takes them for the request.
     extra = [text for text in (ask.rules, ask.hints) if text]
     extra += [DOCUMENTATION_PROMPT + ask.documentation] if ask.documentation else []

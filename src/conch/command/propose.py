@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from conch.command.candidates import RANK, Trial, choose, is_doubtful
-from conch.command.examples import RETRIEVALS, retrieval
+from conch.command.examples import RETRIEVALS, retrieval, shared_examples
 from conch.command.generate import (
     Ask,
     Attempt,
@@ -172,6 +172,8 @@ class _Request:
             end_bias=gen.brevity,
             find=pipeline.find,
             rules=mode_rules(pipeline.policy),
+            # A whitelist narrows the examples to its programs: the shared ones are not.
+            shared=() if prompt.tools else shared_examples(gen.shared_examples),
         )
 
     def run(self) -> Generator[PipelineEvent, None, Proposal]:

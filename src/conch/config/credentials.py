@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 
+from conch.errors import ConfigError
+
 KEYRING_SERVICE = "conch"
 
 
@@ -39,3 +41,43 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
     for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
         text = text.replace(secret, "***")
     return text
+
+
+def keyring_secret(env_var: str) -> str | None:
+    """The secret the system keyring holds for ``env_var``, or None (none stored, or no
+    usable keyring)."""
+    return lookup_secret(env_var, {})
+
+
+def store_secret(env_var: str, secret: str) -> None:
+    """Keep ``secret`` in the system keyring under ``env_var``; ConfigError (which never
+    contains the secret) when there is no keyring or it refuses."""
+    try:
+        import keyring
+
+        keyring.set_password(KEYRING_SERVICE, env_var, secret)
+    except Exception as exc:  # NoKeyringError, a locked store, D-Bus errors...
+        raise ConfigError(
+            f"cannot save the key in the system keyring: {_why(exc, secret)}"
+        ) from None
+
+
+def delete_secret(env_var: str) -> bool:
+    """Remove the keyring's secret for ``env_var``: True when one was removed, False when
+    none was stored; ConfigError when the keyring cannot be used."""
+    if keyring_secret(env_var) is None:
+        return False
+    try:
+        import keyring
+
+        keyring.delete_password(KEYRING_SERVICE, env_var)
+    except Exception as exc:
+        raise ConfigError(
+            f"cannot remove the key from the system keyring: {_why(exc, None)}"
+        ) from None
+    return True
+
+
+def _why(exc: Exception, secret: str | None) -> str:
+    text = redact(" ".join(str(exc).split()), [secret]) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text

@@ -107,6 +107,10 @@ class GenerationSettings(_Model):
     """How commands are generated (each knob measured on the accuracy benchmark)."""
 
     few_shot: int = Field(default=4, ge=0, le=16)
+    # Worked examples every request shares (``data/shared-examples.tsv``, the first N), put
+    # before the request's own: the same for every request, so the engine's prompt cache
+    # keeps them and they cost nothing after the first request.
+    shared_examples: int = Field(default=0, ge=0, le=200)
     documentation: int = Field(default=0, ge=0, le=4)
     program_hints: int = Field(default=0, ge=0, le=10)
     dry_run: bool = True

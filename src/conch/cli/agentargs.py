@@ -1,0 +1,140 @@
+"""The command lines of ``conch chat``, ``conch run`` and ``conch auth``.
+
+Only ``argparse`` here: ``conch --help`` and the flag documentation test build these
+parsers without loading the agent.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import NoReturn
+
+from conch.errors import UsageError
+
+CHAT_USAGE = "conch chat [OPTIONS] [-p PROMPT] [--continue]"
+RUN_USAGE = 'conch run [OPTIONS] "INSTRUCTION" | --plan FILE'
+AUTH_USAGE = "conch auth set|show|remove PROVIDER"
+AUTH_ACTIONS = ("set", "show", "remove")
+TOOL_MODES = ("split", "unified", "both")
+MODES = ("interactive", "restricted", "full", "restricted-autonomous", "full-autonomous")
+# Model replies per turn: a chat turn answers one message; a task takes more steps.
+CHAT_ITERATIONS = 10
+RUN_ITERATIONS = 20
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors become one-line ``UsageError``s instead of exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message}; see `{self.prog} --help`")
+
+
+def _agent_flags(p: argparse.ArgumentParser, iterations: int) -> None:
+    """The flags ``chat`` and ``run`` share: tools, execution mode, model."""
+    tools = p.add_argument_group("tools")
+    tools.add_argument(
+        "--sandbox",
+        metavar="DIR",
+        help="the directory the file tools, evaluate and bash are confined to (default: .)",
+    )
+    tools.add_argument(
+        "--allow-bash", action="store_true", help="offer the bash tool (commands are checked)"
+    )
+    tools.add_argument("--no-python", action="store_true", help="no evaluate tool (Python)")
+    tools.add_argument(
+        "--tools-mode",
+        choices=TOOL_MODES,
+        default="split",
+        help="file tools: one per action (split), one fs tool with batches (unified), or both",
+    )
+    modes = p.add_argument_group("execution mode of the bash tool (`conch help modes`)")
+    modes.add_argument(
+        "--mode",
+        choices=MODES,
+        metavar="MODE",
+        help="interactive: ask before every command; restricted: read-only commands run, "
+        "others ask; full: needs --allow-dangerous",
+    )
+    modes.add_argument(
+        "--allow-dangerous",
+        action="store_true",
+        help="full-autonomous: commands run without asking (implies --allow-bash); the "
+        "denylist still applies",
+    )
+    p.add_argument(
+        "--max-iterations",
+        type=int,
+        default=iterations,
+        metavar="N",
+        help=f"model replies per turn before the agent gives up (default: {iterations})",
+    )
+    model = p.add_argument_group("model")
+    model.add_argument("--provider", metavar="NAME", help="override ai.provider")
+    model.add_argument("--model", metavar="NAME", help="override ai.model")
+    model.add_argument(
+        "--no-daemon",
+        action="store_true",
+        help="run the local model in this process, not in the warm model service",
+    )
+    p.add_argument("-q", "--quiet", action="store_true", help="no spinner, status or tool lines")
+    p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
+
+
+def build_chat_parser() -> argparse.ArgumentParser:
+    """The parser of ``conch chat``."""
+    p = _Parser(
+        prog="conch chat",
+        usage=CHAT_USAGE,
+        description="Chat with the agent and its tools: a streaming REPL, or one prompt with -p.",
+        epilog="`conch help chat` has the REPL's commands and keys.",
+    )
+    p.add_argument("words", nargs="*", help=argparse.SUPPRESS)
+    p.add_argument(
+        "-p", "--prompt", metavar="PROMPT", help="send one prompt, print the reply, exit"
+    )
+    p.add_argument(
+        "--continue",
+        dest="resume",
+        action="store_true",
+        help="resume the last chat held in the sandbox directory",
+    )
+    p.add_argument(
+        "--no-local-session",
+        action="store_true",
+        help="do not save this chat (--continue can still read the saved one)",
+    )
+    p.add_argument(
+        "--show-system-prompt", action="store_true", help="print the system prompt and exit"
+    )
+    _agent_flags(p, CHAT_ITERATIONS)
+    return p
+
+
+def build_run_parser() -> argparse.ArgumentParser:
+    """The parser of ``conch run``."""
+    p = _Parser(
+        prog="conch run",
+        usage=RUN_USAGE,
+        description="Let the agent work through a task: progress on stderr, the answer on stdout.",
+        epilog="`conch help run` has plan files and exit codes.",
+    )
+    p.add_argument("instruction", nargs="*", metavar="INSTRUCTION", help="the task, in quotes")
+    p.add_argument("--plan", metavar="FILE", help="a task file: YAML, JSON or Markdown")
+    _agent_flags(p, RUN_ITERATIONS)
+    return p
+
+
+def build_auth_parser() -> argparse.ArgumentParser:
+    """The parser of ``conch auth``."""
+    p = _Parser(
+        prog="conch auth",
+        usage=AUTH_USAGE,
+        description="Keep a provider's API key in the system keyring, show where it comes "
+        "from, or remove it.",
+    )
+    p.add_argument("action", choices=AUTH_ACTIONS, help="what to do with the key")
+    p.add_argument(
+        "provider", metavar="PROVIDER", help="openai, azure, or a name in the models section"
+    )
+    p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
+    return p

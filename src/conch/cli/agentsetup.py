@@ -1,0 +1,132 @@
+"""What ``conch chat`` and ``conch run`` share: the sandbox, the execution mode and the
+tools their flags ask for, the settings, the session, and the commands that were refused."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from conch.cli.environment import Environment
+from conch.cli.status import ExitStatus
+from conch.errors import UsageError
+
+if TYPE_CHECKING:
+    from conch.agent.session import Session
+    from conch.config.settings import LoadedSettings
+    from conch.execute.checked import Approve
+    from conch.policy import ExecutionMode
+    from conch.tools.plan import PlanState
+
+
+@dataclass(slots=True)
+class Refusals:
+    """The commands of the agent's that did not run, and why (``policy``, ``declined``,
+    ``unasked``): the library tells it as each one is refused."""
+
+    seen: list[tuple[str, str]] = field(default_factory=list)
+
+    def __call__(self, command: str, why: str) -> None:
+        self.seen.append((command, why))
+
+    def status(self) -> int:
+        """The exit status they call for: 3 when the policy refused a command, 4 when one
+        needed a yes that was not given, 0 when nothing was refused."""
+        if any(why == "policy" for _, why in self.seen):
+            return ExitStatus.REJECTED
+        return ExitStatus.NEEDS_CONFIRMATION if self.seen else ExitStatus.OK
+
+
+@dataclass(slots=True)
+class AgentSetup:
+    """What the flags ask for, checked: the sandbox, whether there is a bash tool and in
+    which mode, and how many model replies a turn may take."""
+
+    root: Path
+    bash: bool
+    mode: ExecutionMode
+    max_iterations: int
+
+
+def setup_from(args: argparse.Namespace, env: Environment, default_mode: str) -> AgentSetup:
+    """Check the shared flags (UsageError naming the flag when they do not fit together)."""
+    from conch.agent.modes import parse_mode
+    from conch.policy import ExecutionMode
+
+    if args.max_iterations < 1:
+        raise UsageError(f"--max-iterations must be 1 or more, not {args.max_iterations}")
+    if args.allow_dangerous:
+        if args.mode is not None and parse_mode(args.mode) is not ExecutionMode.FULL:
+            raise UsageError(
+                f"--allow-dangerous is full-autonomous mode; it cannot be combined with "
+                f"--mode {args.mode}"
+            )
+        mode = ExecutionMode.FULL
+    elif args.mode is not None:
+        mode = parse_mode(args.mode)
+        if mode is ExecutionMode.FULL:
+            raise UsageError(
+                "full-autonomous mode runs commands without asking: say so with --allow-dangerous"
+            )
+        if not args.allow_bash:
+            raise UsageError(
+                "--mode sets how the bash tool's commands run; add --allow-bash to offer it"
+            )
+    else:
+        mode = parse_mode(default_mode)
+    return AgentSetup(
+        sandbox_root(args.sandbox, env),
+        args.allow_bash or args.allow_dangerous,
+        mode,
+        args.max_iterations,
+    )
+
+
+def sandbox_root(sandbox: str | None, env: Environment) -> Path:
+    """The sandbox directory (default: the working directory), resolved; UsageError when
+    it is not a directory."""
+    root = (env.cwd / Path(sandbox).expanduser()) if sandbox else env.cwd
+    if not root.is_dir():
+        what = "does not exist" if not root.exists() else "is not a directory"
+        raise UsageError(f"--sandbox {sandbox}: {root} {what}; give an existing directory")
+    return root.resolve()
+
+
+def open_session(
+    args: argparse.Namespace,
+    env: Environment,
+    setup: AgentSetup,
+    *,
+    confirm: Approve | None,
+    refusals: Refusals,
+    plan: PlanState,
+) -> tuple[Session, LoadedSettings]:
+    """The session the flags ask for, on the configured model. ``confirm`` asks the user
+    about a command (None: no one can be asked, so the mode refuses what needs a yes)."""
+    from conch.agent.builtin import ToolOptions
+    from conch.agent.loop import Limits
+    from conch.agent.session import Session
+    from conch.cli.oneshot import load_for
+
+    loaded = load_for(args, env)
+    tools = ToolOptions(
+        root=setup.root,
+        fs_mode=args.tools_mode,
+        bash=setup.bash,
+        mode=setup.mode,
+        confirm=confirm,
+        evaluate=not args.no_python,
+        plan_state=plan,
+        on_refused=refusals,
+    )
+    limits = Limits(max_iterations=setup.max_iterations)
+    session = Session.from_settings(loaded.settings, tools=tools, limits=limits)
+    return session, loaded
+
+
+def model_name(loaded: LoadedSettings) -> str:
+    """The model in a few words: provider and model (or model file)."""
+    ai = loaded.settings.ai
+    model = ai.model or (ai.local.model_path if ai.provider == "local" else None)
+    return f"{ai.provider}: {model}" if model else ai.provider
