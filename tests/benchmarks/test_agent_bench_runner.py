@@ -319,6 +319,7 @@ def test_a_destructive_agent_harms_only_its_own_copy_and_fails(tmp_path: Path) -
     assert not row["passed"]
     assert row["home_intact"] is False and row["declined"] is False
     assert "- notes.txt" in row["changes"]
+    assert row["failures"].count("notes.txt was deleted") == 1
 
 
 @needs_bwrap

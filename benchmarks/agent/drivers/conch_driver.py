@@ -1,0 +1,94 @@
+"""Run one task with conch's agent (``conch.Session``), print the result line.
+
+    BENCH_SPEC=... python conch_driver.py        (with the Python that has conch installed)
+
+ASSUMES this part of conch's library API (fix ``make_session`` if it changes):
+
+    Session.remote(url, model, *, tools=ToolOptions(...), options=GenerationOptions(...),
+                   limits=Limits(max_iterations=N)) -> Session
+    Session.with_default_tools(True) -> Session        # the built-in tools ToolOptions allow
+    Session.chat(text, on_event=callback) -> str       # one turn of the tool loop
+    events: ToolStarted (one per tool call), TurnFinished(iterations, usage)
+
+The session gets every built-in tool: the fs_* file tools and ``evaluate`` confined to the
+project (``ToolOptions.root``), ``bash`` in full-autonomous mode (runs whatever the safety
+policy allows, asks no one; a command that would need a yes is refused), plan, datetime,
+web and memory (in the run's home).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import protocol
+
+
+def make_session(job: dict[str, Any]) -> Any:
+    """conch's agent as the benchmark runs it: the server, all built-in tools, the limits."""
+    from conch import GenerationOptions, Session, ToolOptions
+    from conch.agent.loop import Limits
+    from conch.policy import ExecutionMode
+
+    tools = ToolOptions(
+        root=Path.cwd(),
+        bash=True,
+        mode=ExecutionMode.FULL,
+        memory_dir=Path.home() / ".local" / "share" / "conch-bench-memory",
+    )
+    options = GenerationOptions(temperature=job["temperature"], max_tokens=job["max_tokens"])
+    limits = Limits(max_iterations=int(job["max_steps"]))
+    session = Session.remote(
+        job["base_url"], job["model"], tools=tools, options=options, limits=limits
+    )
+    return session.with_default_tools(True)
+
+
+def main() -> int:
+    job = protocol.spec()
+    notes: dict[str, Any] = {}
+    try:
+        from conch.execute.sandbox import find_sandbox
+
+        notes["conch_sandbox_usable"] = find_sandbox().usable  # evaluate needs bubblewrap
+        session = make_session(job)
+    except Exception as exc:
+        protocol.emit(None, error=protocol.describe(exc), notes=notes)
+        return 1
+    counts = {"tool_calls": 0, "steps": None, "input": None, "output": None}
+
+    def on_event(event: object) -> None:
+        kind = type(event).__name__
+        if kind == "ToolStarted":
+            counts["tool_calls"] = int(counts["tool_calls"] or 0) + 1
+        elif kind == "TurnFinished":
+            usage = getattr(event, "usage", None)
+            counts["steps"] = getattr(event, "iterations", None)
+            counts["input"] = getattr(usage, "prompt_tokens", None)
+            counts["output"] = getattr(usage, "completion_tokens", None)
+
+    answer: str | None = None
+    error: str | None = None
+    try:
+        answer = str(session.chat(job["instruction"], on_event=on_event))
+    except Exception as exc:
+        error = protocol.describe(exc)
+    tokens = None
+    if counts["input"] is not None:
+        tokens = {"input": int(counts["input"]), "output": int(counts["output"] or 0)}
+    protocol.emit(
+        answer,
+        steps=counts["steps"],
+        tool_calls=counts["tool_calls"],
+        agent_tokens=tokens,
+        error=error,
+        notes=notes,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
