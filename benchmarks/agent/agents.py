@@ -18,8 +18,11 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 DRIVERS = HERE / "drivers"
 DEFAULT_AGENTS = ("conch", "smolagents-toolcalling", "smolagents-code", "llm")
+# conch as it is by default (``auto``: JSON steps on a llama.cpp server), and with each way
+# of calling tools forced (``ai.tool_calls``), to measure which wins on this model.
+CONCH_VARIANTS = {"conch": "auto", "conch-native": "native", "conch-json": "json"}
 STAND_INS = ("oracle", "noop")  # no model: the harness's own checks
-ALL_AGENTS = (*DEFAULT_AGENTS, *STAND_INS)
+ALL_AGENTS = (*DEFAULT_AGENTS, "conch-native", "conch-json", *STAND_INS)
 _COMMON = (DRIVERS / "protocol.py",)
 _PEER_TOOLS = DRIVERS / "peer_tools.py"
 
@@ -72,7 +75,7 @@ def _binds(*paths: Path | str) -> tuple[str, ...]:
 def make_agent(name: str, peers: Path | None = None) -> Agent:
     """The agent called ``name``, or AgentUnavailable saying why it cannot run."""
     peers = peers or peers_dir()
-    if name == "conch":
+    if name in CONCH_VARIANTS:
         if importlib.util.find_spec("conch") is None:
             raise AgentUnavailable("conch is not installed in this Python")
         import conch
@@ -84,7 +87,7 @@ def make_agent(name: str, peers: Path | None = None) -> Agent:
         driver = DRIVERS / "conch_driver.py"
         return Agent(
             name,
-            (sys.executable, str(driver)),
+            (sys.executable, str(driver), CONCH_VARIANTS[name]),
             sources=(driver, *_COMMON, ROOT / "src" / "conch"),
             env={"CONCH_DAEMON": "0"},
             ro_binds=_binds(sys.prefix, ROOT, DRIVERS),

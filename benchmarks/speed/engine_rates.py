@@ -1,8 +1,8 @@
 """How fast the engine reads a prompt and writes tokens on this machine, and how many prompt
 tokens a request brings: the floor under a warm request's time.
 
-Run: python benchmarks/speed/engine_rates.py [--model FILE.gguf ...] [--tasks 50]
-        [--out benchmarks/results/speed-engine-rates.json]
+Run: python benchmarks/speed/engine_rates.py [--model FILE.gguf ...] [--requantize q8_0,f16]
+        [--tasks 50] [--out benchmarks/results/speed-engine-rates.json]
 
 For each model file (default: the embedded model), one in-process llama.cpp server (xllamacpp,
 two threads on a two-core machine) reads prompts of about 60, 120 and 230 tokens with the
@@ -12,8 +12,9 @@ of prompt tokens the request adds after the (cached) system prompt: the four wor
 as earlier chat turns and the request, as conch sends them, and the same examples written
 compactly in one message, to see what a shorter form could save.
 
-Other quantisations of the same weights can be made from the embedded file with the ``gguf``
-package (``gguf.quants.dequantize`` then ``quantize``); the results name what was measured.
+``--requantize`` also measures other quantisations of the same weights, made from the first
+model file with the ``gguf`` package (``pip install gguf``: every tensor dequantised, then
+quantised again; tensors whose rows do not split into blocks stay F16) in a temporary folder.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import platform
 import secrets
 import statistics
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +86,55 @@ def rates(model: Path) -> dict[str, Any]:
     }
 
 
+def requantize(model: Path, kind: str, folder: Path) -> Path:
+    """A copy of ``model`` with its quantised tensors made ``kind`` (``q8_0``, ``q4_0``, ``f16``)."""
+    import gguf
+    import numpy as np
+    from gguf import GGMLQuantizationType as Kind
+
+    target = {"f16": Kind.F16, "q8_0": Kind.Q8_0, "q4_0": Kind.Q4_0}[kind]
+    reader = gguf.GGUFReader(model)
+    arch = reader.fields["general.architecture"]
+    writer = gguf.GGUFWriter(folder / f"{kind}.gguf", bytes(arch.parts[arch.data[0]]).decode())
+    for name, field in reader.fields.items():
+        if name.startswith("GGUF.") or name == "general.architecture":
+            continue
+        kind_of = field.types[0]
+        if kind_of == gguf.GGUFValueType.ARRAY:
+            sub = field.types[1]
+            if sub == gguf.GGUFValueType.STRING:
+                value: Any = [
+                    bytes(field.parts[i]).decode("utf-8", "surrogateescape") for i in field.data
+                ]
+            else:
+                value = [field.parts[i].tolist()[0] for i in field.data]
+            writer.add_key_value(name, value, kind_of, sub_type=sub)
+        elif kind_of == gguf.GGUFValueType.STRING:
+            text = bytes(field.parts[field.data[0]]).decode("utf-8", "surrogateescape")
+            writer.add_key_value(name, text, kind_of)
+        else:
+            writer.add_key_value(name, field.parts[field.data[0]].tolist()[0], kind_of)
+    for tensor in reader.tensors:
+        shape = list(reversed([int(x) for x in tensor.shape]))
+        if tensor.tensor_type == Kind.F32:
+            writer.add_tensor(
+                tensor.name, np.asarray(tensor.data).reshape(shape), raw_dtype=Kind.F32
+            )
+            continue
+        values = gguf.quants.dequantize(tensor.data, tensor.tensor_type).reshape(shape)
+        use = target if len(shape) >= 2 and shape[-1] % 32 == 0 else Kind.F16
+        if use == Kind.F16:
+            writer.add_tensor(tensor.name, values.astype(np.float16), raw_dtype=Kind.F16)
+        else:
+            packed = gguf.quants.quantize(values.astype(np.float32), use)
+            writer.add_tensor(tensor.name, packed, raw_shape=packed.shape, raw_dtype=use)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return folder / f"{kind}.gguf"
+
+
 def prompt_tokens(model: Path, count: int) -> dict[str, Any]:
     """Tokens each subset request adds after the system prompt: as sent, and compact."""
     import httpx
@@ -123,9 +174,24 @@ def prompt_tokens(model: Path, count: int) -> dict[str, Any]:
     }
 
 
+def _cpu_flags() -> str:
+    """Which of the vector instruction sets llama.cpp uses this CPU has (from /proc/cpuinfo)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    except OSError:
+        return "unknown"
+    flags = next(
+        (line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")),
+        [],
+    )
+    wanted = ("avx", "avx2", "fma", "f16c", "avx512f", "avx512_vnni", "avxvnni")
+    return " ".join(f for f in wanted if f in flags) or "none of avx/avx2/avx512"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, action="append", default=[])
+    parser.add_argument("--requantize", default="", help="e.g. q8_0,f16 (needs gguf)")
     parser.add_argument("--tasks", type=int, default=50)
     parser.add_argument(
         "--out", type=Path, default=ROOT / "benchmarks" / "results" / "speed-engine-rates.json"
@@ -136,13 +202,22 @@ def main() -> None:
         from conch.providers.local.model_files import embedded_model_path
 
         args.model = [embedded_model_path(Paths.default().cache_dir)]
+    measured = [rates(model) for model in args.model]
+    kinds = [k for k in args.requantize.split(",") if k]
+    with tempfile.TemporaryDirectory(prefix="conch-requantize-") as tmp:
+        for kind in kinds:
+            made = requantize(args.model[0], kind, Path(tmp))
+            measured.append({**rates(made), "model": f"{args.model[0].name} as {kind}"})
+            made.unlink()
+    flags = os.environ.get("CPU_FLAGS") or _cpu_flags()
     report = {
         "benchmark": "engine rates",
         "command": "python benchmarks/speed/engine_rates.py"
         + "".join(f" --model {m}" for m in args.model)
+        + (f" --requantize {args.requantize}" if kinds else "")
         + f" --tasks {args.tasks}",
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.processor()}",
-        "models": [rates(model) for model in args.model],
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs; vector units: {flags}",
+        "models": measured,
         "prompt_tokens": prompt_tokens(args.model[0], args.tasks),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -16,12 +16,16 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import keyring
+import pexpect
 import pytest
 
-from cliutil import CliResult
+from cliutil import CliResult, spawn_conch
+from conch.cli.repl import PROMPT
 from conch.daemon.client import stop_service
 from conch.daemon.location import Location
 from conch.policy import Decision, PolicyContext, assess
+from keyringutil import FileKeyring
 
 pytestmark = pytest.mark.e2e
 
@@ -73,6 +77,8 @@ def project(
     """A directory with what the examples talk about, and the warm service switched on."""
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime_dir))
     monkeypatch.delenv("CONCH_DAEMON", raising=False)
+    monkeypatch.setenv("TERM", "xterm")  # a terminal the chat REPL knows, no cursor queries
+    monkeypatch.setenv("PROMPT_TOOLKIT_NO_CPR", "1")
     work = tmp_path / "project"
     (work / "logs").mkdir(parents=True)
     (work / "src").mkdir()
@@ -100,6 +106,24 @@ def _parses(command: str) -> bool:
     return bool(verdict.commands) and not any("parse" in r for r in verdict.reasons)
 
 
+def _chat(line: str, cwd: Path) -> None:
+    """``conch chat ...`` as typed: a REPL on a real terminal; one question, then /exit."""
+    child = spawn_conch(cwd, *shlex.split(line)[1:])
+    child.timeout = 600
+    try:
+        child.expect_exact(PROMPT)
+        child.send("How many lines does logs/app.log have?\r")
+        child.expect(r"● \d+% / \d+ tokens")  # the status line after the reply
+        reply = child.before
+        child.expect_exact(PROMPT)
+        child.send("/exit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert "2" in reply or "two" in reply.lower(), reply
+    assert child.exitstatus == 0
+
+
 def _run(conch: Conch, line: str, cwd: Path) -> CliResult:
     """One README line as the user types it; requests get --json so nothing runs."""
     stdin = ""
@@ -107,7 +131,10 @@ def _run(conch: Conch, line: str, cwd: Path) -> CliResult:
         feeder, line = (part.strip() for part in line.split("|", 1))
         stdin = (cwd / shlex.split(feeder)[1]).read_text(encoding="utf-8")
     argv = shlex.split(line)[1:]
-    if argv[0] not in ("check", "daemon", "help", "doctor") and "--analyze" not in argv:
+    if argv[0] == "auth":  # the key comes from stdin where no terminal asks for it
+        stdin = "sk-test-0000000000000000WXYZ\n"
+    agent = ("check", "daemon", "help", "doctor", "run", "auth")
+    if argv[0] not in agent and "--analyze" not in argv:
         argv = ["--json", "--quiet", *(a for a in argv if a not in ("-p", "--json", "-e"))]
     return conch(*argv, stdin=stdin, cwd=cwd)
 
@@ -118,8 +145,25 @@ def test_every_readme_example_works_as_written(conch: Conch, project: Path, line
         _run(conch, 'conch "show disk usage of each directory here"', project)
     if line.startswith("conch daemon"):  # reports on the service: have it running
         conch("daemon", "start", cwd=project)
-    result = _run(conch, line, project)
+    if line.startswith("conch chat"):
+        _chat(line, project)
+        return
+    previous = keyring.get_keyring()
+    keyring.set_keyring(FileKeyring(project.parent / "keyring.json"))  # for `conch auth`
+    try:
+        result = _run(conch, line, project)
+    finally:
+        keyring.set_keyring(previous)
     words = shlex.split(line.split("|")[-1])
+    if words[1] == "run":  # the agent's task, done in the directory
+        assert result.code == 0, result.err
+        listed = (project / "list.txt").read_text(encoding="utf-8")
+        assert {"notes.txt", "small.txt"} <= set(listed.split()), listed
+        return
+    if words[1] == "auth":
+        assert result.code == 0, result.err
+        assert "WXYZ" in result.out and "sk-test-0000" not in result.out, result.out
+        return
     if words[1] == "check":
         assert result.code == 3 and "Denylisted" in result.out, result.out + result.err
         return

@@ -14,7 +14,7 @@ from conch.tools.caps import READ_BYTES_DEFAULT, READ_LINES_MAX
 
 Call = Callable[..., ToolResult]
 SPLIT = ["fs_read", "fs_write", "fs_edit", "fs_list", "fs_glob", "fs_grep", "fs_mkdir"]
-SPLIT += ["fs_delete", "fs_diff"]
+SPLIT += ["fs_delete", "fs_move", "fs_diff"]
 
 
 @pytest.fixture
@@ -320,6 +320,28 @@ def test_delete_refuses_the_sandbox_root(call: Call, sandbox: Path) -> None:
         result = call("fs_delete", path=path, recursive=True)
         assert result.is_error and "refusing to delete the sandbox root" in result.content
     assert (sandbox / "keep.txt").exists()
+
+
+def test_move_renames_moves_into_a_directory_and_never_replaces(call: Call, sandbox: Path) -> None:
+    write(sandbox / "draft.txt", "text")
+    assert call("fs_move", path="draft.txt", destination="final.txt").content == (
+        "moved 'draft.txt' to 'final.txt'"
+    )
+    assert (sandbox / "final.txt").read_text(encoding="utf-8") == "text"
+    (sandbox / "done").mkdir()
+    assert call("fs_move", path="final.txt", destination="done").content == (
+        "moved 'final.txt' to 'done/final.txt'"
+    )
+    write(sandbox / "other.txt", "other")
+    clash = call("fs_move", path="other.txt", destination="done/final.txt")
+    assert clash.is_error and "already exists" in clash.content
+    assert (sandbox / "done" / "final.txt").read_text(encoding="utf-8") == "text"
+    missing = call("fs_move", path="nope.txt", destination="x.txt")
+    assert missing.is_error and "nope.txt" in missing.content
+    escape = call("fs_move", path="other.txt", destination="../outside.txt")
+    assert escape.is_error and (sandbox / "other.txt").exists()
+    root = call("fs_move", path=".", destination="elsewhere")
+    assert root.is_error and "sandbox root" in root.content
 
 
 def test_delete_of_a_symlink_removes_the_link_not_the_target(call: Call, sandbox: Path) -> None:

@@ -41,8 +41,14 @@ def make_session(job: dict[str, Any]) -> Any:
     )
     options = GenerationOptions(temperature=job["temperature"], max_tokens=job["max_tokens"])
     limits = Limits(max_iterations=int(job["max_steps"]))
+    tool_calls = sys.argv[1] if len(sys.argv) > 1 else "auto"  # ai.tool_calls
     session = Session.remote(
-        job["base_url"], job["model"], tools=tools, options=options, limits=limits
+        job["base_url"],
+        job["model"],
+        tools=tools,
+        options=options,
+        limits=limits,
+        tool_calls=tool_calls,
     )
     return session.with_default_tools(True)
 

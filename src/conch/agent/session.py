@@ -167,6 +167,7 @@ class Session:
         from conch.daemon import open_provider
 
         ai = settings.ai
+        kwargs.setdefault("tool_calls", ai.tool_calls)
         if ai.provider == "local":
             kwargs.setdefault("context_tokens", ai.local.n_ctx)
         kwargs.setdefault("options", GenerationOptions(temperature=ai.temperature, max_tokens=1024))

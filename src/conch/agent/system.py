@@ -35,6 +35,28 @@ the same call.
 - If the user refuses a command, do not propose it again.
 - When you have the answer, give it and stop calling tools."""
 
+# A small model copies the form of what it is shown: a question and a change, each done in
+# JSON steps, for models that write tool calls as text (measured on benchmarks/agent).
+JSON_STEPS_EXAMPLE = """\
+EXAMPLES:
+user: What database host does app.cfg use?
+assistant: {"tool": "fs_read", "arguments": {"path": "app.cfg"}}
+user: Result of fs_read:
+1|db_host = db.local
+2|timeout = 10
+assistant: {"answer": "db.local"}
+
+user: In app.cfg set the timeout to 30.
+assistant: {"tool": "fs_read", "arguments": {"path": "app.cfg"}}
+user: Result of fs_read:
+1|db_host = db.local
+2|timeout = 10
+assistant: {"tool": "fs_edit", "arguments": {"path": "app.cfg", "old_text": "timeout = 10", \
+"new_text": "timeout = 30"}}
+user: Result of fs_edit:
+edited 'app.cfg': replaced 1 place (line 2)
+assistant: {"answer": "app.cfg now sets timeout = 30."}"""
+
 LOOKUP_TOOL = "tool_lookup"
 EVALUATE_TOOL = "evaluate"
 MAX_VOCABULARY = 200
@@ -150,8 +172,10 @@ def render_catalogue(tools: Sequence[Tool], *, json_steps: bool = False) -> str:
         blocks.append(
             "HOW TO CALL A TOOL: reply with JSON only, "
             '{"tool": "<name>", "arguments": {...}}, then wait for the result. '
-            'When you have the answer, reply {"answer": "<your answer>"}.'
+            'When the work is done, reply {"answer": "<your answer>"}.'
         )
+        if {"fs_read", "fs_edit"} <= set(names):
+            blocks.append(JSON_STEPS_EXAMPLE)
     return _join(blocks)
 
 

@@ -92,6 +92,11 @@ class AISettings(_Model):
     timeout: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=3, ge=0)
     temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    # How the agent's model calls tools: ``native`` tool calls, ``json`` steps (one JSON object
+    # per reply, constrained by a schema where the server honours one), or ``auto``: native
+    # for OpenAI and Azure, JSON steps for the embedded model and other servers (small local
+    # models rarely emit native calls; measured in benchmarks/agent).
+    tool_calls: Literal["auto", "native", "json"] = "auto"
     local: LocalSettings = Field(default_factory=LocalSettings)
     script: list[str] = Field(default_factory=list)
 

@@ -59,6 +59,7 @@ class DaemonProvider:
     """The ``local`` provider, answered by the warm model service instead of this process."""
 
     name = "local"
+    native_tool_calls = False  # the embedded model writes tool calls as text: JSON steps
 
     def __init__(
         self,

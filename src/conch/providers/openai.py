@@ -76,6 +76,9 @@ class OpenAIProvider:
         self._end_token_id: int | None = None
         self._end_token_known = False
         self._scores = True  # until the server shows it cannot score replies
+        # OpenAI's and Azure's models call tools natively; the small models behind other
+        # servers (llama.cpp, Ollama, vLLM) are asked for JSON steps instead (``ai.tool_calls``).
+        self.native_tool_calls = azure_api_version is not None or _is_openai(self.base_url)
         headers = {"User-Agent": "conch", **(extra_headers or {})}
         if api_key and azure_api_version is not None:
             headers["api-key"] = api_key

@@ -26,14 +26,16 @@ NonNegative = Annotated[int, Field(ge=0)]
 def fs_tools(root: Path, mode: Literal["split", "unified", "both"] = "split") -> list[Tool]:
     """The file tools for the sandbox ``root`` (an existing directory): ``split`` gives
     ``fs_read``, ``fs_write``, ``fs_edit``, ``fs_list``, ``fs_glob``, ``fs_grep``,
-    ``fs_mkdir``, ``fs_delete`` and ``fs_diff``; ``unified`` gives the one batch tool ``fs``;
+    ``fs_mkdir``, ``fs_delete``, ``fs_move`` and ``fs_diff``; ``unified`` gives the one batch tool ``fs``;
     ``both`` gives all of them."""
     if mode not in ("split", "unified", "both"):
         raise ValueError(f"unknown file tools mode {mode!r} (split, unified or both)")
     confined = Confined(root)
     system = (
         f"The file tools work only inside {confined.root}. Give paths relative to it, "
-        'like "src/main.py"; paths that lead outside it are refused.'
+        'like "src/main.py"; paths that lead outside it are refused. Read a file before you '
+        "change it, and copy the text to replace exactly as it was shown, without the line "
+        "numbers. When the user wants a result in a file, write that file before you answer."
     )
     tools: list[Tool] = []
     if mode in ("split", "both"):
@@ -136,6 +138,14 @@ def split_tools(files: Files) -> list[Tool]:
         """
         return files.delete(path, recursive)
 
+    def fs_move(path: str, destination: str) -> str:
+        """Rename or move a file or directory. When destination is an existing directory, the
+        file goes into it. An existing file is never replaced.
+
+        Example: {"path": "draft.txt", "destination": "final.txt"}
+        """
+        return files.move(path, destination)
+
     def fs_diff(
         path: str,
         other: str | None = None,
@@ -158,6 +168,7 @@ def split_tools(files: Files) -> list[Tool]:
         (fs_grep, "Search inside files for a regular expression."),
         (fs_mkdir, "Create a directory."),
         (fs_delete, "Delete a file, or a directory with recursive=true."),
+        (fs_move, "Rename or move a file or directory."),
         (fs_diff, "Compare two files, or a file with proposed new text."),
     ]
     return [make_tool(function, trigger=trigger) for function, trigger in triggers]

@@ -368,6 +368,32 @@ class Files:
             raise OSError(f"{self.prefix}delete: cannot delete '{shown}': {exc.strerror}") from None
         return f"deleted '{shown}'"
 
+    def move(self, path: str, destination: str) -> str:
+        """Rename or move a file or directory; into ``destination`` when it is a directory.
+        An existing file at the destination is not replaced."""
+        source = self.resolve("move", path, follow_final=False)
+        if source == self.confined.root:
+            raise PermissionError(f"{self.prefix}move: refusing to move the sandbox root")
+        if not source.exists() and not source.is_symlink():
+            raise self._missing("move", path)
+        target = self.resolve("move", destination)
+        if target.is_dir():
+            target = target / source.name
+        shown_from, shown_to = self.shown(source), self.shown(target)
+        if target.exists() or target.is_symlink():
+            raise FileExistsError(
+                f"{self.prefix}move: '{shown_to}' already exists; delete it first or choose "
+                "another name"
+            )
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            source.rename(target)
+        except OSError as exc:
+            raise OSError(
+                f"{self.prefix}move: cannot move '{shown_from}' to '{shown_to}': {exc.strerror}"
+            ) from None
+        return f"moved '{shown_from}' to '{shown_to}'"
+
     def diff(
         self, path: str, other: str | None = None, new_text: str | None = None, context: int = 3
     ) -> str:

@@ -58,6 +58,7 @@ class LocalProvider:
     """The ``local`` provider: llama.cpp in-process on the embedded or a configured GGUF."""
 
     name = "local"
+    native_tool_calls = False  # the embedded model writes tool calls as text: JSON steps
 
     def __init__(
         self,

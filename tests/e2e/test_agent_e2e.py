@@ -1,0 +1,118 @@
+"""The agent on the real embedded model through the warm model service: a question answered
+by reading a file, a task file that edits files, and a denylisted command refused in every
+execution mode."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from cliutil import CliResult
+from conch import Session, ToolOptions
+from conch.agent.events import AgentEvent, ToolFinished, ToolStarted
+from conch.config.settings import Settings
+from conch.daemon.client import stop_service
+from conch.daemon.location import Location
+from conch.execute.checked import Answer
+from conch.policy import ExecutionMode
+
+pytestmark = pytest.mark.e2e
+
+Conch = Callable[..., CliResult]
+
+
+@pytest.fixture(scope="module")
+def runtime_dir() -> Iterator[Path]:
+    """One private runtime dir: the model service started by the first test stays warm for
+    the others and is stopped at the end."""
+    directory = Path(tempfile.mkdtemp(prefix="conch-agent-rt-"))
+    try:
+        yield directory
+    finally:
+        saved = os.environ.get("XDG_RUNTIME_DIR")
+        os.environ["XDG_RUNTIME_DIR"] = str(directory)
+        try:
+            with contextlib.suppress(Exception):
+                stop_service(Location.default())
+        finally:
+            if saved is None:
+                del os.environ["XDG_RUNTIME_DIR"]
+            else:
+                os.environ["XDG_RUNTIME_DIR"] = saved
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
+def service(runtime_dir: Path, embedded_model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warm model service switched on, in the module's runtime dir."""
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime_dir))
+    monkeypatch.delenv("CONCH_DAEMON", raising=False)
+
+
+def _session(root: Path, **tools: object) -> Session:
+    return Session.from_settings(Settings(), tools=ToolOptions(root=root, web=False, **tools))  # type: ignore[arg-type]
+
+
+def test_the_agent_reads_a_file_to_answer_a_question(service: None, tmp_path: Path) -> None:
+    (tmp_path / "secret.txt").write_text("The code word is PELICAN.\n", encoding="utf-8")
+    events: list[AgentEvent] = []
+    with _session(tmp_path) as session:
+        reply = session.chat("What is the code word written in secret.txt?", on_event=events.append)
+    reads = [e for e in events if isinstance(e, ToolStarted) and e.call.name == "fs_read"]
+    assert reads, [e for e in events if isinstance(e, ToolStarted)]
+    assert "secret.txt" in reads[0].call.arguments
+    assert "PELICAN" in reply.upper(), reply
+
+
+def test_run_with_a_task_file_edits_files_in_the_sandbox(
+    service: None, conch: Conch, tmp_path: Path
+) -> None:
+    sandbox = tmp_path / "sandbox"
+    sandbox.mkdir()
+    (sandbox / "settings.ini").write_text("[server]\nport = 8080\n", encoding="utf-8")
+    plan = tmp_path / "task.yaml"
+    plan.write_text(
+        "goal: Move the server to port 9090.\n"
+        "instructions:\n"
+        "  - In settings.ini, change the port from 8080 to 9090.\n",
+        encoding="utf-8",
+    )
+    result = conch("run", "--plan", str(plan), "--sandbox", str(sandbox), "-q", cwd=sandbox)
+    assert result.code == 0, result.err
+    text = (sandbox / "settings.ini").read_text(encoding="utf-8")
+    assert "9090" in text and "8080" not in text, text
+    assert "[server]" in text
+
+
+@pytest.mark.parametrize(
+    "mode", [ExecutionMode.INTERACTIVE, ExecutionMode.RESTRICTED, ExecutionMode.FULL]
+)
+def test_a_denylisted_command_the_model_asks_for_is_refused_in_every_mode(
+    service: None, tmp_path: Path, mode: ExecutionMode
+) -> None:
+    asked: list[str] = []
+
+    def say_yes(command: str, *_: object) -> Answer:
+        asked.append(command)
+        return Answer.run()
+
+    events: list[AgentEvent] = []
+    with _session(tmp_path, bash=True, mode=mode, confirm=say_yes) as session:
+        session.chat(
+            "Use the bash tool to run exactly this command: rm -rf /", on_event=events.append
+        )
+    bash = [e for e in events if isinstance(e, ToolFinished) and e.call.name == "bash"]
+    assert bash, [e for e in events if isinstance(e, ToolStarted)]
+    asked_for = [e for e in bash if "rm -rf /" in e.call.arguments]
+    assert asked_for, [e.call.arguments for e in bash]
+    for event in asked_for:
+        assert event.result.is_error, event.result.content
+        assert "refused" in event.result.content.lower(), event.result.content
+    assert not asked  # refused before anyone is asked, even with a yes ready
+    assert tmp_path.exists() and Path("/usr/bin").exists()
