@@ -18,12 +18,24 @@ def hello(name: str) -> str:
     return f"hello {name}"
 
 
-def test_the_baseline_is_datetime_plan_and_web() -> None:
+def test_the_baseline_is_plan_and_datetime_and_the_web_is_asked_for() -> None:
     names = [t.name for t in default_tools(ToolOptions())]
-    assert names[:2] == ["datetime", "plan"]
-    assert "web_fetch" in names
-    assert not {"bash", "evaluate", "memory"} & set(names)
-    assert not any(n.startswith("fs") for n in names)
+    assert names == ["plan", "datetime"]
+    with_web = [t.name for t in default_tools(ToolOptions(web=True))]
+    assert "web_fetch" in with_web
+
+
+def test_the_file_tools_and_bash_come_first(tmp_path: Path) -> None:
+    options = ToolOptions(root=tmp_path, bash=True, state_dir=tmp_path / "state")
+    names = [t.name for t in default_tools(options)]
+    assert names[0] == "fs_read"
+    assert names.index("bash") < names.index("plan") < names.index("datetime")
+
+
+def test_evaluate_is_offered_only_where_a_sandbox_can_run_it(tmp_path: Path) -> None:
+    broken = Sandbox(None, None, "no bubblewrap here")
+    names = [t.name for t in default_tools(ToolOptions(root=tmp_path, evaluate_sandbox=broken))]
+    assert "evaluate" not in names and "fs_read" in names
 
 
 def test_a_sandbox_root_bash_and_memory_bring_their_tools(tmp_path: Path) -> None:
@@ -32,7 +44,7 @@ def test_a_sandbox_root_bash_and_memory_bring_their_tools(tmp_path: Path) -> Non
         bash=True,
         memory_dir=tmp_path / "memory",
         state_dir=tmp_path / "state",
-        evaluate_sandbox=Sandbox(None, None, "not needed here"),
+        evaluate_sandbox=Sandbox("/usr/bin/bwrap", "given"),  # said to work, not tried
     )
     names = [t.name for t in default_tools(options)]
     assert {"bash", "evaluate", "memory", "fs_read", "fs_write"} <= set(names)

@@ -133,8 +133,8 @@ def test_chat_hands_out_tokens_and_events() -> None:
 def test_the_default_toolset_and_tool_lookup() -> None:
     session = Session(ScriptedProvider.of(call("tool_lookup", name="datetime"), "ok"))
     names = [t.name for t in session.tools]
-    assert names[0] == "datetime" and names[-1] == "tool_lookup"
-    assert {"plan", "web_fetch"} <= set(names)
+    assert names[0] == "plan" and names[-1] == "tool_lookup"
+    assert {"plan", "datetime"} <= set(names) and "web_fetch" not in names
     assert "bash" not in names  # only when asked for
     session.chat("what tools?")
     manual = session.history[2].content

@@ -98,6 +98,7 @@ def test_the_tools_page_lists_every_agent_tool_with_its_trigger(tmp_path: Path) 
     from conch.agent.builtin import ToolOptions, default_tools
     from conch.agent.lookup import lookup_tool
     from conch.cli.agentview import tools_table
+    from conch.execute.sandbox import Sandbox
     from conch.tools.web import SearchHit
 
     class NoSearch:
@@ -110,7 +111,9 @@ def test_the_tools_page_lists_every_agent_tool_with_its_trigger(tmp_path: Path) 
         bash=True,
         audit=False,
         memory_dir=tmp_path / "memory",
+        web=True,
         web_search=NoSearch(),
+        evaluate_sandbox=Sandbox("/usr/bin/bwrap", "given"),  # offered as where one works
     )
     tools = default_tools(options)
     tools.append(lookup_tool(lambda: tools))

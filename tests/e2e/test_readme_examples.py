@@ -113,8 +113,13 @@ def _chat(line: str, cwd: Path) -> None:
     try:
         child.expect_exact(PROMPT)
         child.send("How many lines does logs/app.log have?\r")
-        child.expect(r"● \d+% / \d+ tokens")  # the status line after the reply
-        reply = child.before
+        reply = ""
+        # The status line ends the reply; a command the agent wants to run is asked about
+        # first (interactive mode), and the user says yes.
+        while child.expect([r"● \d+% / \d+ tokens", r"Run it\? \[y/N\]"]) == 1:
+            reply += child.before
+            child.send("y\r")
+        reply += child.before
         child.expect_exact(PROMPT)
         child.send("/exit\r")
         child.expect(pexpect.EOF)

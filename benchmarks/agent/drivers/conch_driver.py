@@ -10,10 +10,10 @@ ASSUMES this part of conch's library API (fix ``make_session`` if it changes):
     Session.chat(text, on_event=callback) -> str       # one turn of the tool loop
     events: ToolStarted (one per tool call), TurnFinished(iterations, usage)
 
-The session gets every built-in tool: the fs_* file tools and ``evaluate`` confined to the
-project (``ToolOptions.root``), ``bash`` in full-autonomous mode (runs whatever the safety
-policy allows, asks no one; a command that would need a yes is refused), plan, datetime,
-web and memory (in the run's home).
+The session gets what ``conch run --allow-dangerous`` offers: the fs_* file tools and
+``evaluate`` (where a sandbox can run it) confined to the project (``ToolOptions.root``),
+``bash`` in full-autonomous mode (runs whatever the safety policy allows, asks no one),
+plan and datetime.
 """
 
 from __future__ import annotations
@@ -33,12 +33,9 @@ def make_session(job: dict[str, Any]) -> Any:
     from conch.agent.loop import Limits
     from conch.policy import ExecutionMode
 
-    tools = ToolOptions(
-        root=Path.cwd(),
-        bash=True,
-        mode=ExecutionMode.FULL,
-        memory_dir=Path.home() / ".local" / "share" / "conch-bench-memory",
-    )
+    # What `conch run --allow-dangerous` offers: the file tools, bash, evaluate where a
+    # sandbox can run, plan and datetime (no web, no memory).
+    tools = ToolOptions(root=Path.cwd(), bash=True, mode=ExecutionMode.FULL)
     options = GenerationOptions(temperature=job["temperature"], max_tokens=job["max_tokens"])
     limits = Limits(max_iterations=int(job["max_steps"]))
     tool_calls = sys.argv[1] if len(sys.argv) > 1 else "auto"  # ai.tool_calls
@@ -66,10 +63,19 @@ def main() -> int:
         return 1
     counts = {"tool_calls": 0, "steps": None, "input": None, "output": None}
 
+    trace: list[str] = []  # what the agent did, for reading a failure afterwards
+    notes["trace"] = trace
+
     def on_event(event: object) -> None:
         kind = type(event).__name__
         if kind == "ToolStarted":
             counts["tool_calls"] = int(counts["tool_calls"] or 0) + 1
+            call = getattr(event, "call", None)
+            trace.append(f"{getattr(call, 'name', '?')} {getattr(call, 'arguments', '')[:300]}")
+        elif kind == "ToolFinished":
+            result = getattr(event, "result", None)
+            mark = "error" if getattr(result, "is_error", False) else "ok"
+            trace.append(f"  -> {mark}: {getattr(result, 'content', '')[:200]}")
         elif kind == "TurnFinished":
             usage = getattr(event, "usage", None)
             counts["steps"] = getattr(event, "iterations", None)

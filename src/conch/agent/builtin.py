@@ -1,8 +1,10 @@
 """conch's own toolset, assembled for one session.
 
-Always: ``datetime``, ``plan`` (unless turned off), the web tools (unless turned off). With
-a sandbox root: the file tools and ``evaluate``, both confined to it. With ``bash``: the
-``bash`` tool under the chosen execution mode. With a memory directory: ``memory``.
+With a sandbox root: the file tools and ``evaluate`` (when a sandbox can run it), both
+confined to it. With ``bash``: the ``bash`` tool under the chosen execution mode. Unless
+turned off: ``plan`` and ``datetime``. When asked for: the web tools (``web``; off by default:
+an agent that reads URLs could also reach services on this machine's network) and, with a
+memory directory, ``memory``.
 ``tool_lookup`` is added by the session, last, over every tool it ends up with.
 
 Each tool module is imported when its tool is built, so a session without a tool does not
@@ -61,7 +63,7 @@ class ToolOptions:
     evaluate_sandbox: Sandbox | None = None
     datetime: bool = True
     plan: bool = True
-    web: bool = True
+    web: bool = False
     web_search: SearchBackend | None = None
     memory_dir: Path | None = None
     plan_state: PlanState | None = None
@@ -69,20 +71,9 @@ class ToolOptions:
 
 
 def default_tools(options: ToolOptions) -> list[Tool]:
-    """The built-in tools ``options`` ask for, in the order they are offered."""
+    """The built-in tools ``options`` ask for, in the order they are offered: the ones a task
+    uses most first (a small model leans on the first tools it reads about)."""
     tools: list[Tool] = []
-    if options.datetime:
-        from conch.tools.clock import datetime_tool
-
-        tools.append(datetime_tool())
-    if options.plan:
-        from conch.tools.plan import PlanState, plan_tool
-
-        tools.append(plan_tool(PlanState() if options.plan_state is None else options.plan_state))
-    if options.web:
-        from conch.tools.web import web_tools
-
-        tools += web_tools(search=options.web_search)
     if options.root is not None:
         from conch.tools.fs import fs_tools
 
@@ -90,7 +81,21 @@ def default_tools(options: ToolOptions) -> list[Tool]:
     if options.bash:
         tools.append(bash_tool(shell_for(options)))
     if options.root is not None and options.evaluate:
-        tools.append(evaluate_tool(Evaluator(options.root, options.evaluate_sandbox)))
+        evaluator = Evaluator(options.root, options.evaluate_sandbox)
+        if evaluator.available():  # a tool that can only fail would cost the model steps
+            tools.append(evaluate_tool(evaluator))
+    if options.plan:
+        from conch.tools.plan import PlanState, plan_tool
+
+        tools.append(plan_tool(PlanState() if options.plan_state is None else options.plan_state))
+    if options.datetime:
+        from conch.tools.clock import datetime_tool
+
+        tools.append(datetime_tool())
+    if options.web:
+        from conch.tools.web import web_tools
+
+        tools += web_tools(search=options.web_search)
     if options.memory_dir is not None:
         from conch.tools.memory import memory_tool
 

@@ -142,6 +142,11 @@ class Evaluator:
             text = "(no output: print() the result)"
         return "\n".join([text, *notes]) if text else "\n".join(notes)
 
+    def available(self) -> bool:
+        """Whether a sandbox can run the code here (found, and tried, on first use)."""
+        sandbox = self._sandbox()
+        return sandbox.usable and sandbox.path is not None
+
     def _sandbox(self) -> Sandbox:
         if self.sandbox is not None:
             return self.sandbox

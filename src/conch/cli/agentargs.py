@@ -41,6 +41,7 @@ def _agent_flags(p: argparse.ArgumentParser, iterations: int) -> None:
         "--allow-bash", action="store_true", help="offer the bash tool (commands are checked)"
     )
     tools.add_argument("--no-python", action="store_true", help="no evaluate tool (Python)")
+    tools.add_argument("--web", action="store_true", help="offer web_fetch (read web pages)")
     tools.add_argument(
         "--tools-mode",
         choices=TOOL_MODES,

@@ -117,6 +117,7 @@ def open_session(
         mode=setup.mode,
         confirm=confirm,
         evaluate=not args.no_python,
+        web=args.web,
         plan_state=plan,
         on_refused=refusals,
     )
