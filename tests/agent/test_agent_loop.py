@@ -70,7 +70,9 @@ def test_an_unknown_tool_bad_arguments_and_a_raising_tool_are_errors_the_model_r
         '{"tool": "explode", "arguments": {"reason": "disk\\nfull"}}',
         '{"answer": "I could not do it."}',
     ]
-    session = scripted_session(*replies, tools=(add, explode), tool_calls="json")
+    session = scripted_session(
+        *replies, tools=(add, explode), tool_calls="json", limits=Limits(max_retries=0)
+    )
     log = EventLog()
     assert session.chat("try", on_event=log) == "I could not do it."
     texts = [f.result.content for f in log.finished]
@@ -247,3 +249,31 @@ def test_usage_adds_up_over_the_replies_of_a_turn() -> None:
     assert isinstance(turn, TurnFinished)
     assert turn.usage.prompt_tokens == sum(f.usage.prompt_tokens for f in finished)
     assert json.loads(session.history[1].tool_calls[0].arguments) == {"a": 1, "b": 1}
+
+
+def test_an_answer_right_after_a_failure_is_held_back_once_and_the_model_tries_again() -> None:
+    replies = [
+        '{"tool": "add", "arguments": {"a": "two", "b": 1}}',
+        '{"answer": "Error: bad arguments."}',  # giving up on the first error
+        '{"tool": "add", "arguments": {"a": 2, "b": 1}}',
+        '{"answer": "3"}',
+    ]
+    session = scripted_session(*replies, tools=(add,), tool_calls="json")
+    log = EventLog()
+    assert session.chat("add two and one", on_event=log) == "3"
+    shown = "".join(e.text for e in log.events if isinstance(e, TextDelta))
+    assert shown == "3"  # the held-back answer was never shown
+    retry = sent(session).sent[2].messages[-1].content
+    assert "The last tool call failed, so the task is not done yet." in retry
+    assert alternation_problems(session.history) == []
+
+
+def test_the_second_answer_after_a_failure_stands() -> None:
+    replies = [
+        '{"tool": "explode", "arguments": {"reason": "no"}}',
+        '{"answer": "It broke."}',
+        '{"tool": "explode", "arguments": {"reason": "again"}}',
+        '{"answer": "It broke again."}',
+    ]
+    session = scripted_session(*replies, tools=(explode,), tool_calls="json")
+    assert session.chat("try") == "It broke again."  # one retry per turn, not more

@@ -48,6 +48,11 @@ from conch.providers.base import Provider
 from conch.tools import ToolRegistry
 
 INTERRUPTED = "[interrupted by the user]"
+REFUSING_TOOLS = frozenset({"bash"})  # their errors include refusals
+RETRY = (
+    "The last tool call failed, so the task is not done yet. Fix the call (for example, read "
+    "the file first and copy its exact text) or use another tool, then answer."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,12 +63,16 @@ class Limits:
     one tool result. ``max_repeats``: how often one call (same tool, same arguments) runs in
     a turn; a further repeat is not run and the model is told so. ``max_blocked``: how many
     such refused repeats are forgiven before the turn ends with ``LoopDetected``.
+    ``max_retries``: how often, in a turn, an answer given right after a failed tool call is
+    held back and the model asked to try again instead (small models tend to give up on the
+    first error and answer with it).
     """
 
     max_iterations: int = 10
     max_result_chars: int = DEFAULT_CAP
     max_repeats: int = 2
     max_blocked: int = 1
+    max_retries: int = 1
 
 
 @dataclass(slots=True)
@@ -95,6 +104,8 @@ class Agent:
         conversation.add(Message("user", instruction))
         seen: Counter[tuple[str, str]] = Counter()
         blocked = 0
+        retries = 0
+        failed = False  # the last tool result was an error
         usage = Usage()
         partial: list[str] = []
         try:
@@ -104,18 +115,27 @@ class Agent:
                     if pruned is not None:
                         yield pruned
                 partial.clear()
-                reply = yield from self._reply(conversation, iteration, partial)
+                hold = failed and retries < self.limits.max_retries
+                reply = yield from self._reply(conversation, iteration, partial, hold)
                 usage = Usage(
                     usage.prompt_tokens + reply.usage.prompt_tokens,
                     usage.completion_tokens + reply.usage.completion_tokens,
                 )
+                if not reply.calls and hold:  # an answer right after a failure: once more
+                    retries += 1
+                    failed = False
+                    conversation.add(Message("assistant", reply.text))
+                    conversation.add(Message("user", RETRY))
+                    continue
                 if not reply.calls:
                     conversation.add(Message("assistant", reply.text))
                     yield TurnFinished(reply.text, iteration, usage)
                     return reply.text
                 calls = tuple(self._canonical(call) for call in reply.calls)
                 conversation.add(Message("assistant", reply.text, tool_calls=calls))
+                failed = False
                 for call in calls:
+                    failed = False
                     yield ToolStarted(call, iteration)
                     started = time.monotonic()
                     key = _key(call)
@@ -125,6 +145,9 @@ class Agent:
                     else:
                         seen[key] += 1
                         result = self.tools.call(call)
+                        # A refused command is the user's or the policy's word, not a mistake
+                        # to fix: only other failures are worth another try.
+                        failed = result.is_error and call.name not in REFUSING_TOOLS
                     fitted = capped(result, self.limits.max_result_chars)
                     conversation.add(fitted.result.to_message())
                     yield ToolFinished(
@@ -148,9 +171,10 @@ class Agent:
             raise
 
     def _reply(
-        self, conversation: Conversation, iteration: int, partial: list[str]
+        self, conversation: Conversation, iteration: int, partial: list[str], hold: bool = False
     ) -> Generator[AgentEvent, None, _Reply]:
-        """One model reply, streamed: its visible text and the calls it makes."""
+        """One model reply, streamed: its visible text and the calls it makes. With ``hold``,
+        the text is not streamed (it may be sent back); the caller shows it if it stands."""
         specs = self.tools.specs()
         json_mode = self.json_steps and bool(specs)
         options = (
@@ -166,7 +190,7 @@ class Agent:
             if isinstance(event, TextDelta):
                 raw.append(event.text)
                 visible = event.text if answer is None else answer.feed(event.text)
-                if visible:
+                if visible and not hold:
                     partial.append(visible)
                     yield TextDelta(visible)
             elif isinstance(event, ToolCall):
@@ -186,7 +210,7 @@ class Agent:
             if answer.shown and not reply.startswith(answer.shown):
                 reply = answer.shown  # a step cut short: what could be read of it
             rest = reply[len(answer.shown) :]
-            if rest:
+            if rest and not hold:
                 partial.append(rest)
                 yield TextDelta(rest)
             return _Reply(reply, (), usage)
