@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +17,8 @@ import httpx
 import pytest
 
 from conch.config.paths import Paths
+from conch.daemon.client import stop_service
+from conch.daemon.location import Location
 from conch.providers.local.model_files import embedded_model_path
 
 ENGINE_SERVER = Path(__file__).with_name("engine_server.py")
@@ -28,6 +34,27 @@ def model_cache_dir() -> Path:
 def embedded_model() -> Path:
     """The assembled embedded GGUF (assembled on first use, then reused)."""
     return embedded_model_path(model_cache_dir())
+
+
+@pytest.fixture(scope="module")
+def runtime_dir() -> Iterator[Path]:
+    """A private runtime dir for one test module: the model service started by its first
+    test stays warm for the others, and is stopped at the end."""
+    directory = Path(tempfile.mkdtemp(prefix="conch-rt-"))
+    try:
+        yield directory
+    finally:
+        saved = os.environ.get("XDG_RUNTIME_DIR")
+        os.environ["XDG_RUNTIME_DIR"] = str(directory)
+        try:
+            with contextlib.suppress(Exception):
+                stop_service(Location.default())
+        finally:
+            if saved is None:
+                del os.environ["XDG_RUNTIME_DIR"]
+            else:
+                os.environ["XDG_RUNTIME_DIR"] = saved
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def free_port() -> int:

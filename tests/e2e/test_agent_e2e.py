@@ -4,11 +4,7 @@ execution mode."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,35 +13,12 @@ from cliutil import CliResult
 from conch import Session, ToolOptions
 from conch.agent.events import AgentEvent, ToolFinished, ToolStarted
 from conch.config.settings import Settings
-from conch.daemon.client import stop_service
-from conch.daemon.location import Location
 from conch.execute.checked import Answer
 from conch.policy import ExecutionMode
 
 pytestmark = pytest.mark.e2e
 
 Conch = Callable[..., CliResult]
-
-
-@pytest.fixture(scope="module")
-def runtime_dir() -> Iterator[Path]:
-    """One private runtime dir: the model service started by the first test stays warm for
-    the others and is stopped at the end."""
-    directory = Path(tempfile.mkdtemp(prefix="conch-agent-rt-"))
-    try:
-        yield directory
-    finally:
-        saved = os.environ.get("XDG_RUNTIME_DIR")
-        os.environ["XDG_RUNTIME_DIR"] = str(directory)
-        try:
-            with contextlib.suppress(Exception):
-                stop_service(Location.default())
-        finally:
-            if saved is None:
-                del os.environ["XDG_RUNTIME_DIR"]
-            else:
-                os.environ["XDG_RUNTIME_DIR"] = saved
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture

@@ -6,14 +6,10 @@ parse and the policy must not reject it; the piped question must get prose; the 
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
 import shlex
-import shutil
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import keyring
@@ -22,8 +18,6 @@ import pytest
 
 from cliutil import CliResult, spawn_conch
 from conch.cli.repl import PROMPT
-from conch.daemon.client import stop_service
-from conch.daemon.location import Location
 from conch.policy import Decision, PolicyContext, assess
 from keyringutil import FileKeyring
 
@@ -47,27 +41,6 @@ def readme_lines() -> list[str]:
 
 
 LINES = readme_lines()
-
-
-@pytest.fixture(scope="module")
-def runtime_dir() -> Iterator[Path]:
-    """One private runtime dir for the module: the model service started by the first
-    example stays warm for the others, and is stopped at the end."""
-    directory = Path(tempfile.mkdtemp(prefix="conch-rt-"))
-    try:
-        yield directory
-    finally:
-        with contextlib.suppress(Exception):
-            saved = os.environ.get("XDG_RUNTIME_DIR")
-            os.environ["XDG_RUNTIME_DIR"] = str(directory)
-            try:
-                stop_service(Location.default())
-            finally:
-                if saved is None:
-                    del os.environ["XDG_RUNTIME_DIR"]
-                else:
-                    os.environ["XDG_RUNTIME_DIR"] = saved
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture
@@ -97,6 +70,7 @@ def project(
         "error: No such file or directory: config.yaml\n", encoding="utf-8"
     )
     (work / "build.sh").write_text("#!/bin/sh\nmake all\n", encoding="utf-8")
+    (work / "settings.ini").write_text("[server]\nhost = 0.0.0.0\nport = 8080\n", encoding="utf-8")
     (work / "empty-dir").mkdir()
     return work
 
@@ -162,8 +136,8 @@ def test_every_readme_example_works_as_written(conch: Conch, project: Path, line
     words = shlex.split(line.split("|")[-1])
     if words[1] == "run":  # the agent's task, done in the directory
         assert result.code == 0, result.err
-        listed = (project / "list.txt").read_text(encoding="utf-8")
-        assert {"notes.txt", "small.txt"} <= set(listed.split()), listed
+        settings = (project / "settings.ini").read_text(encoding="utf-8")
+        assert "port = 9090" in settings and "8080" not in settings, settings
         return
     if words[1] == "auth":
         assert result.code == 0, result.err
