@@ -9,7 +9,9 @@ from conch.agent.conversation import (
     alternation_problems,
     estimate_tokens,
     message_tokens,
+    tokenizer_counter,
 )
+from conch.errors import ProviderError
 from conch.messages import Message, ToolCall, ToolResult
 
 
@@ -32,6 +34,28 @@ def test_tokens_are_estimated_at_four_characters_each_without_a_tokenizer() -> N
     assert estimate_tokens("abcd") == 1
     assert estimate_tokens("abcde") == 2
     assert message_tokens(Message("user", "a" * 40)) == 10 + 4
+
+
+def test_a_tokenizer_is_asked_once_per_text_and_estimated_where_it_cannot_say() -> None:
+    asked: list[str] = []
+
+    def tokenizer(text: str) -> int | None:
+        asked.append(text)
+        if text == "not loaded":
+            return None
+        if text == "broken":
+            raise ProviderError("the model service went away")
+        return len(text.split())
+
+    counter = tokenizer_counter(tokenizer)
+    assert counter("one two three") == 3
+    assert counter("one two three") == 3
+    assert counter("") == 0
+    assert counter("not loaded") == estimate_tokens("not loaded")
+    assert counter("broken") == estimate_tokens("broken")
+    assert counter("not loaded") == estimate_tokens("not loaded")
+    # Remembered only what the tokenizer counted; a text it could not count is asked again.
+    assert asked == ["one two three", "not loaded", "broken", "not loaded"]
 
 
 def test_the_counter_is_pluggable() -> None:

@@ -3,7 +3,8 @@
 It echoes the last message back in small chunks. Words in the message steer it:
 ``delay=S`` pauses S seconds between chunks, ``first=S`` pauses before the first one,
 ``fail`` raises a ProviderError, and ``say=TEXT`` replies TEXT and nothing else. Its
-``likelihood`` of a reply is minus the number of words of the last message and the reply. Otherwise the
+``likelihood`` of a reply is minus the number of words of the last message and the reply, and
+it counts a token a word. Otherwise the
 reply ends with the wall-clock interval it was generated in, ``[start end]``, so tests can
 tell whether two requests overlapped.
 """
@@ -96,6 +97,10 @@ class EchoProvider:
         if "unknown" in reply.split():
             return None
         return -float(len(messages[-1].content.split()) + len(reply.split()))
+
+    def count_tokens(self, text: str) -> int | None:
+        """A token a word; ``unknown`` cannot be counted."""
+        return None if "unknown" in text.split() else len(text.split())
 
     def close(self) -> None:
         self.loaded = False

@@ -97,6 +97,9 @@ class PwdEngine:
     def likelihood(self, messages: Any, reply: str) -> float | None:
         return None
 
+    def count_tokens(self, text: str) -> int | None:
+        return None
+
 
 def test_no_daemon_runs_the_model_in_process(
     conch: Conch, configured: Path, monkeypatch: pytest.MonkeyPatch

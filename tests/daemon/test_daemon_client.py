@@ -246,6 +246,14 @@ def test_sigterm_ends_the_service_cleanly(make_provider: MakeProvider, location:
     assert "exiting (stopped)" in location.log_file.read_text()
 
 
+def test_the_service_counts_tokens_with_its_models_tokenizer(make_provider: MakeProvider) -> None:
+    provider = make_provider()
+    assert complete(provider, ask("load")).text.startswith("echo: load [")
+    assert provider.count_tokens("one two three") == 3
+    assert provider.count_tokens("one unknown") is None
+    assert not provider.in_process
+
+
 def test_the_service_scores_a_reply_and_says_when_it_cannot(
     make_provider: MakeProvider, location: Location
 ) -> None:

@@ -316,3 +316,19 @@ def test_a_malformed_likelihood_request_is_refused_and_the_service_carries_on(
     finally:
         connection.close()
     assert make_provider().likelihood(ask("one two"), "three") == -3.0
+
+
+def test_a_malformed_tokenize_request_is_refused_and_the_service_carries_on(
+    start: Callable[..., Running],
+) -> None:
+    running = start()
+    connection = connect(running.location)
+    assert connection is not None
+    try:
+        reply = connection.call({"type": "tokenize", "text": ["one"]}, 5.0)
+        assert reply["type"] == "error" and "text must be a string" in reply["message"]
+        connection.call({"type": "load"}, 5.0)
+        reply = connection.call({"type": "tokenize", "text": "one two"}, 5.0)
+        assert reply == {"type": "done", "tokens": 2}
+    finally:
+        connection.close()

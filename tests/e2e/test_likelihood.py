@@ -1,5 +1,6 @@
 """How likely the real model finds a reply: the score ``generation.review`` chooses by, from the
-embedded engine in-process and from llama.cpp's HTTP server over the same model."""
+embedded engine in-process and from llama.cpp's HTTP server over the same model; and the
+model's tokenizer, which the agent counts its conversation with."""
 
 from __future__ import annotations
 
@@ -52,6 +53,21 @@ def test_the_engine_and_the_server_give_the_same_score(
     # The same model, template and tokens; only the arithmetic differs (context size, batch
     # and cache reuse change the order of floating-point sums: about 1% measured).
     assert over_http == pytest.approx(in_process, rel=0.03)
+
+
+def test_the_engine_and_the_server_count_tokens_with_the_models_tokenizer(
+    local: LocalProvider, engine_server: str
+) -> None:
+    text = "find . -name '*.py' -newer setup.cfg | xargs wc -l"
+    local.load()
+    server = OpenAIProvider(engine_server, None, None, 120.0, 0)
+    try:
+        over_http = server.count_tokens(text)
+    finally:
+        server.close()
+    in_process = local.count_tokens(text)
+    assert in_process is not None and 8 < in_process < len(text)
+    assert over_http == in_process
 
 
 def test_openai_itself_is_not_asked_to_score() -> None:

@@ -95,6 +95,9 @@ class FakeEngine:
     def likelihood(self, messages: Any, reply: str) -> float | None:
         return None  # this engine cannot score replies
 
+    def count_tokens(self, text: str) -> int | None:
+        return None  # nor count tokens
+
 
 def provider_with(engine: FakeEngine, tmp_path: Path, **settings: Any) -> LocalProvider:
     gguf = tmp_path / "fake.gguf"
@@ -554,6 +557,23 @@ def test_likelihood_loads_the_model_and_asks_the_engine(tmp_path: Path) -> None:
     provider = provider_with(ScoringEngine([finish()]), tmp_path)
     assert provider.likelihood(ASK, "list the files") == -3.0
     assert provider.loaded
+
+
+class CountingEngine(FakeEngine):
+    """An engine whose tokenizer makes a token of each word."""
+
+    def count_tokens(self, text: str) -> int | None:
+        return len(text.split())
+
+
+def test_tokens_are_counted_by_the_loaded_engine_and_counting_never_loads_it(
+    tmp_path: Path,
+) -> None:
+    provider = provider_with(CountingEngine([finish()]), tmp_path)
+    assert provider.count_tokens("list the files") is None
+    assert not provider.loaded
+    provider.load()
+    assert provider.count_tokens("list the files") == 3
 
 
 def test_an_engine_that_cannot_score_gives_no_likelihood(tmp_path: Path) -> None:

@@ -701,6 +701,21 @@ def test_a_server_without_the_endpoints_cannot_score_and_is_asked_once(serve, pr
     assert [s.path for s in server.seen] == ["/apply-template"]
 
 
+def test_tokens_are_counted_by_a_llama_cpp_servers_tokenizer(serve, providers) -> None:
+    server = serve(body_json({}), routes=SCORING)
+    assert providers(server.url).count_tokens("list files") == 2
+    assert [(s.path, s.body) for s in server.seen] == [("/tokenize", {"content": "list files"})]
+
+
+def test_a_server_without_a_tokenizer_is_asked_once(serve, providers) -> None:
+    server = serve(body_json({}), routes={"/tokenize": body_json({"error": "no"}, 404)})
+    provider = providers(server.url)
+    assert provider.count_tokens("list files") is None
+    assert provider.count_tokens("list files") is None
+    assert [s.path for s in server.seen] == ["/tokenize"]
+    assert providers("https://api.openai.com/v1").count_tokens("list files") is None
+
+
 def test_a_dead_server_is_a_provider_error_when_scoring(providers) -> None:
     provider = providers(f"http://127.0.0.1:{unused_port()}/v1")
     with pytest.raises(ProviderError, match="could not score a reply"):

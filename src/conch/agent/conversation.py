@@ -1,7 +1,8 @@
 """The conversation an agent keeps: its messages, their token count, and pruning.
 
-Tokens are counted by a pluggable counter: the model's tokenizer where the caller has one,
-else an estimate of four characters per token. When the conversation outgrows its budget,
+Tokens are counted by a pluggable counter: the model's tokenizer where the provider has one
+(the embedded engine, the model service, a llama.cpp server: ``tokenizer_counter``), else an
+estimate of four characters per token. When the conversation outgrows its budget,
 ``prune`` drops the oldest turns but always keeps the system prompt, the original
 instruction, the current instruction and the last few turns, and puts one summary line where
 the dropped turns were. A turn here is a user message, or an assistant message together with
@@ -21,6 +22,7 @@ from collections.abc import Callable, Sequence
 from conch.agent import sanitize
 from conch.agent.events import Pruned
 from conch.agent.toolcalls import json_step_messages
+from conch.errors import ConchError
 from conch.messages import Message, ToolCall, ToolResult
 
 TokenCounter = Callable[[str], int]
@@ -28,11 +30,38 @@ TokenCounter = Callable[[str], int]
 MESSAGE_OVERHEAD = 4
 # Room kept for the summary line when deciding how much to drop.
 _SUMMARY_ROOM = 48
+# How many counted texts a tokenizer counter remembers.
+_REMEMBERED = 4096
 
 
 def estimate_tokens(text: str) -> int:
     """About four characters per token: the estimate used when no tokenizer is at hand."""
     return (len(text) + 3) // 4
+
+
+def tokenizer_counter(count: Callable[[str], int | None]) -> TokenCounter:
+    """A counter asking ``count`` (a model's tokenizer, which may answer None: not loaded, not
+    offered) and estimating where it cannot say. Each text the tokenizer counted is
+    remembered, so a conversation asks it only about new messages."""
+    known: dict[str, int] = {}
+
+    def counter(text: str) -> int:
+        if not text:
+            return 0
+        if text in known:
+            return known[text]
+        try:
+            value = count(text)
+        except ConchError:
+            value = None
+        if value is None:
+            return estimate_tokens(text)
+        if len(known) >= _REMEMBERED:
+            known.clear()
+        known[text] = value
+        return value
+
+    return counter
 
 
 def message_tokens(message: Message, counter: TokenCounter = estimate_tokens) -> int:

@@ -48,6 +48,7 @@ from conch.agent.conversation import (
     TokenCounter,
     alternation_problems,
     estimate_tokens,
+    tokenizer_counter,
 )
 from conch.agent.events import AgentEvent
 from conch.agent.lookup import lookup_tool
@@ -94,8 +95,8 @@ class Session:
     ``options``: sampling for every model reply. ``limits``: iterations, result caps, loop
     detection. ``context_tokens``: the model's context window; the conversation is pruned
     at 80% of it less the reply's ``max_tokens``, keeping the last ``keep_turns`` turns.
-    ``count_tokens``: the tokenizer (default: the provider's ``count_tokens`` if it has one,
-    else an estimate).
+    ``count_tokens``: the tokenizer (default: the provider's ``count_tokens`` where it has one,
+    an estimate of four characters a token wherever that cannot say).
     """
 
     def __init__(
@@ -118,7 +119,10 @@ class Session:
         self.options = options or GenerationOptions(max_tokens=1024)
         self.limits = limits or Limits()
         self.context_tokens = context_tokens
-        counter = count_tokens or getattr(provider, "count_tokens", None) or estimate_tokens
+        if count_tokens is None:
+            tokenizer = getattr(provider, "count_tokens", None)
+            count_tokens = tokenizer_counter(tokenizer) if tokenizer else estimate_tokens
+        counter = count_tokens
         self._conversation = Conversation(counter=counter, keep_turns=keep_turns)
         self._base: str | None = None
         self._appends: list[Append] = []

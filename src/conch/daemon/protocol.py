@@ -12,6 +12,8 @@ requests, one at a time, each a JSON object with a ``type``:
 ``likelihood`` messages and a reply: how likely the model finds that reply after them.
               ``progress`` and ``keepalive`` lines as for ``complete``, then ``done`` with
               ``logprob`` (a number, or null where the engine cannot say) or ``error``.
+``tokenize``  a text: one ``done`` reply with ``tokens``, how many tokens the loaded model's
+              tokenizer makes of it (null while no model is loaded: counting never loads one).
 ``load``      load the model now: ``progress`` lines, then ``done`` or ``error``.
 ``status``    one ``status`` reply: pid, version, model, uptime, requests, idle time, memory.
 ``stop``      one ``stopping`` reply; the service then exits.
@@ -48,8 +50,9 @@ if TYPE_CHECKING:
     from conch.config.settings import LocalSettings
 
 # Raised whenever a message changes shape, so a service of the old shape is replaced rather
-# than sent what it cannot read (2: generation options carry ``end_bias``; 3: ``likelihood``).
-PROTOCOL = 3
+# than sent what it cannot read (2: generation options carry ``end_bias``; 3: ``likelihood``;
+# 4: ``tokenize``).
+PROTOCOL = 4
 
 # One line may carry a whole prompt (peeked files, help text): generous, but bounded.
 MAX_LINE = 16 * 2**20

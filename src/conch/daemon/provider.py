@@ -150,6 +150,18 @@ class DaemonProvider:
                 return float(value) if isinstance(value, int | float) else None
         return self._fallback.likelihood(messages, reply)
 
+    def count_tokens(self, text: str) -> int | None:
+        """The service's tokenizer on ``text``; None while its model is not loaded."""
+        if self._fallback is None:
+            value = None
+            for answer in self._served({"type": "tokenize", "text": text}):
+                if isinstance(answer, dict):
+                    value = answer.get("tokens")
+            if self._fallback is None:
+                return value if isinstance(value, int) else None
+        counter = getattr(self._fallback, "count_tokens", None)
+        return counter(text) if counter is not None else None
+
     def _told(self) -> Iterator[Note]:
         while self._notes:
             yield Note(self._notes.pop(0))

@@ -3,7 +3,8 @@
 ``ModelRunner`` loads the model (timing the load and keeping its failure for ``status``),
 makes each request wait for its turn (telling the client why it waits), and answers it over
 its connection: ``complete`` as ``chunk`` lines then ``done`` with the engine's timings,
-``likelihood`` as ``done`` with the log-probability, ``load`` as ``done`` with the load's
+``likelihood`` as ``done`` with the log-probability, ``tokenize`` as ``done`` with the
+count, ``load`` as ``done`` with the load's
 seconds. ``conch.daemon.service.Service`` owns the socket and hands requests over.
 """
 
@@ -156,6 +157,21 @@ class ModelRunner:
             return protocol.messages_from_wire(message.get("messages")), reply
 
         self._request(channel, parse, lambda request: self._score(channel, *request))
+
+    def tokenize(self, message: dict[str, Any]) -> dict[str, Any]:
+        """The reply to a ``tokenize`` request: answered at once, outside the requests' turns
+        (the tokenizer does not touch the model's state), and never loading the model."""
+        text = message.get("text")
+        if not isinstance(text, str):
+            return _error("bad request: text must be a string")
+        count = None
+        counter = getattr(self.provider, "count_tokens", None)
+        if self.provider.loaded and counter is not None:
+            try:
+                count = counter(text)
+            except ConchError:
+                count = None
+        return {"type": "done", "tokens": count}
 
     def load(self, channel: Channel) -> None:
         """Answer a ``load`` request: load the model unless it is loaded."""

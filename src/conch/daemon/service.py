@@ -229,6 +229,8 @@ class Service:
                 self.model.complete(channel, message)
             elif kind == "likelihood":
                 self.model.likelihood(channel, message)
+            elif kind == "tokenize":
+                channel.send(self.model.tokenize(message))
             elif kind == "load":
                 self.model.load(channel)
             elif kind == "status":

@@ -23,6 +23,19 @@ from conch.errors import ProviderError
 from conch.messages import Message
 
 
+def token_count(client: httpx.Client, root: str, text: str) -> int | None:
+    """How many tokens the server's tokenizer makes of ``text`` (``/tokenize``); None when
+    the server cannot say (not llama.cpp, unreachable, or an unexpected reply)."""
+    try:
+        response = client.post(root + "/tokenize", json={"content": text})
+        if response.status_code >= 400:
+            return None
+        tokens = response.json()["tokens"]
+    except (httpx.HTTPError, ValueError, LookupError, TypeError):
+        return None
+    return len(tokens) if isinstance(tokens, list) else None
+
+
 class Unsupported(Exception):
     """The server does not offer what scoring needs (not llama.cpp, or too old)."""
 

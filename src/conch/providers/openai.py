@@ -75,6 +75,7 @@ class OpenAIProvider:
         self._sleep = sleep
         self._end_token_id: int | None = None
         self._end_token_known = False
+        self._tokenizer = azure_api_version is None and not _is_openai(self.base_url)
         self._scores = True  # until the server shows it cannot score replies
         # OpenAI's and Azure's models call tools natively; the small models behind other
         # servers (llama.cpp, Ollama, vLLM) are asked for JSON steps instead (``ai.tool_calls``).
@@ -251,6 +252,19 @@ class OpenAIProvider:
                 pass
         self._end_token_id, self._end_token_known = resolved, True
         return resolved
+
+    def count_tokens(self, text: str) -> int | None:
+        """The server's tokenizer on ``text`` where it has one (llama.cpp's ``/tokenize``);
+        None elsewhere (OpenAI, Azure, Ollama, vLLM), and from then on once a server has said
+        it has none."""
+        if not self._tokenizer:
+            return None
+        from conch.providers.llama_server import token_count
+
+        count = token_count(self._client, self.base_url.removesuffix("/v1"), text)
+        if count is None:
+            self._tokenizer = False
+        return count
 
     def _resolve_model(self) -> str:
         if self.model is None:

@@ -56,6 +56,10 @@ class Engine(Protocol):
         """The log-probability of ``reply`` after ``messages``, or None if it cannot say."""
         ...
 
+    def count_tokens(self, text: str) -> int | None:
+        """How many tokens the model's tokenizer makes of ``text``, or None if it cannot say."""
+        ...
+
 
 def default_threads() -> int:
     """Threads for generation when ``ai.local.n_threads`` is unset."""
@@ -257,13 +261,32 @@ class XllamacppEngine(_ModelFile):
         """Asked of the engine's llama.cpp server over its loopback HTTP listener (xllamacpp
         starts one on a free 127.0.0.1 port, here behind this process's key), the only way
         to its tokenizer; None if absent."""
+        from conch.providers.llama_server import Unsupported, reply_logprob
+
+        listener = self._listener()
+        if listener is None:
+            return None
+        client, address = listener
+        try:
+            return reply_logprob(client, address, messages, reply, "the local engine")
+        except Unsupported:
+            return None
+
+    def count_tokens(self, text: str) -> int | None:
+        """Asked of the same loopback listener's ``/tokenize``; None if absent."""
+        from conch.providers.llama_server import token_count
+
+        listener = self._listener()
+        return token_count(*listener, text) if listener is not None else None
+
+    def _listener(self) -> tuple[Any, str] | None:
+        """An HTTP client holding this process's key, and the address of xllamacpp's
+        listener; None when the binding opened none."""
         server = self._server
         address = getattr(server, "listening_address", None) if server is not None else None
         if not address:
             return None
         import httpx
-
-        from conch.providers.llama_server import Unsupported, reply_logprob
 
         with self._score_lock:
             if self._server is None:
@@ -273,11 +296,7 @@ class XllamacppEngine(_ModelFile):
                     headers={"Authorization": f"Bearer {self._key}"},
                     timeout=httpx.Timeout(300.0, connect=10.0),
                 )
-            client = self._client
-        try:
-            return reply_logprob(client, str(address), messages, reply, "the local engine")
-        except Unsupported:
-            return None
+            return self._client, str(address)
 
     def close(self) -> None:
         """Drop the server; llama.cpp frees the model when the last reference goes."""
@@ -379,6 +398,17 @@ class LlamaCppPythonEngine(_ModelFile):
     def likelihood(self, messages: Sequence[Message], reply: str) -> float | None:
         """Not offered by this adapter (``generation.review`` then keeps the first answer)."""
         return None
+
+    def count_tokens(self, text: str) -> int | None:
+        """llama-cpp-python's own tokenizer, the model's special tokens included."""
+        llm = self._llm
+        if llm is None:
+            return None
+        with self._lock:
+            try:
+                return len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+            except (ValueError, RuntimeError, TypeError):
+                return None
 
     def close(self) -> None:
         """Free the model now rather than at garbage collection."""

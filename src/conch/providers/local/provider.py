@@ -144,6 +144,12 @@ class LocalProvider:
         """How likely the model finds ``reply`` after ``messages`` (loads it if needed)."""
         return self.load().likelihood(messages, reply)
 
+    def count_tokens(self, text: str) -> int | None:
+        """The model's tokenizer on ``text``; None until the model is loaded (counting never
+        loads it) or when the engine cannot say."""
+        engine = self._engine
+        return engine.count_tokens(text) if engine is not None else None
+
     def close(self) -> None:
         """Free the engine; a later request loads the model again."""
         with self._lock:
