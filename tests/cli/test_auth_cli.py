@@ -3,9 +3,13 @@ never the real store), shown masked, never printed whole."""
 
 from __future__ import annotations
 
+import json
 import os
+import threading
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import keyring
 import pexpect
@@ -13,6 +17,7 @@ import pytest
 from keyring.backends import fail
 
 from cliutil import CliResult, spawn_conch, write_config
+from conch.config.credentials import forget_secret
 from keyringutil import FILE_VARIABLE, FileKeyring
 
 Conch = Callable[..., CliResult]
@@ -156,3 +161,103 @@ def test_set_on_a_terminal_reads_the_key_without_echo(
     assert child.exitstatus == 0
     assert SECRET not in output
     assert FileKeyring(path).get_password("conch", "OPENAI_API_KEY") == SECRET
+
+
+# -- a key asked for when a provider needs one ------------------------------------------------
+
+AZURE_KEY = "azure-test-key-0123456789abcdef"
+
+
+class _Azure(BaseHTTPRequestHandler):
+    """A stand-in Azure OpenAI deployment: records each request's key, answers "hello"."""
+
+    keys: ClassVar[list[str | None]] = []
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.keys.append(self.headers.get("api-key"))
+        message = {"role": "assistant", "content": "hello"}
+        body = {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        return None
+
+
+@pytest.fixture
+def azure(isolated_dirs: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[type[_Azure]]:
+    """An Azure config pointing at the stand-in; no key in the environment."""
+    monkeypatch.delenv("AZURE_OPENAI_API_KEY", raising=False)
+    handler = type("Handler", (_Azure,), {"keys": []})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    write_config(
+        isolated_dirs,
+        "ai:\n  provider: azure\n"
+        f"  azure_endpoint: http://127.0.0.1:{httpd.server_address[1]}\n"
+        "  azure_deployment: d\n  max_retries: 0\n",
+    )
+    try:
+        yield handler
+    finally:
+        forget_secret("AZURE_OPENAI_API_KEY")
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(10)
+
+
+def test_a_missing_key_is_asked_for_on_the_terminal_and_kept_in_the_keyring(
+    isolated_dirs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, azure: type[_Azure]
+) -> None:
+    path = tmp_path / "keyring.json"
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyringutil.FileKeyring")
+    monkeypatch.setenv(FILE_VARIABLE, str(path))
+    tests = str(Path(__file__).resolve().parents[1])
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")]))
+    )
+    child = spawn_conch(tmp_path, "chat", "-p", "say hello")
+    child.expect_exact("API key for azure (AZURE_OPENAI_API_KEY, empty to stop): ")
+    child.send(AZURE_KEY + "\r")
+    child.expect_exact("saved azu…cdef (31 characters) in the system keyring")
+    child.expect_exact("hello")
+    output = child.before
+    child.expect(pexpect.EOF)
+    output += child.before
+    child.close()
+    assert child.exitstatus == 0, output
+    assert AZURE_KEY not in output  # not echoed
+    assert azure.keys == [AZURE_KEY]
+    assert FileKeyring(path).get_password("conch", "AZURE_OPENAI_API_KEY") == AZURE_KEY
+
+
+def test_a_key_the_keyring_cannot_keep_lasts_for_the_run_only(
+    conch: Conch, azure: type[_Azure]
+) -> None:
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    try:
+        result = conch("chat", "-p", "say hello", tty=True, answers=AZURE_KEY + "\n")
+    finally:
+        keyring.set_keyring(previous)
+    assert result.code == 0, result.err
+    assert result.out.strip() == "hello"
+    assert "the key is kept for this run only" in result.err
+    assert AZURE_KEY not in result.err + result.out
+    assert azure.keys == [AZURE_KEY]
+
+
+def test_without_a_terminal_no_key_is_asked_for_and_the_error_says_how_to_give_one(
+    conch: Conch, azure: type[_Azure], store: FileKeyring
+) -> None:
+    result = conch("chat", "-p", "say hello")
+    assert result.code != 0
+    assert "Azure OpenAI needs an API key: set AZURE_OPENAI_API_KEY" in result.err
+    assert "API key for azure" not in result.err
+    assert azure.keys == []

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 
 from conch.cli.environment import Environment
 from conch.cli.status import ExitStatus
-from conch.errors import UsageError
+from conch.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
-    from conch.config.settings import Settings
+    from conch.config.settings import AISettings, Settings
 
 _KEYLESS = ("local", "scripted")
 
@@ -109,6 +109,55 @@ def _remove(name: str, variable: str, env: Environment) -> int:
     if env.environ.get(variable):
         env.stderr.write(f"conch: note: {variable} is still set in this environment\n")
     return ExitStatus.OK
+
+
+def ask_for_missing_key(ai: AISettings, env: Environment) -> None:
+    """Before a provider that needs an API key is opened without one: ask for it on the
+    terminal (without echo) and keep it in the system keyring, or for this run only when the
+    keyring cannot keep it (said on stderr). Without a terminal nothing is asked; the
+    provider's own error then says how to give a key."""
+    if ai.provider not in ("openai", "azure"):
+        return
+    from conch.providers.openai import missing_key
+
+    variable = missing_key(ai)
+    if variable is None or env.open_terminal() is None:
+        return
+    from conch.config.credentials import remember_secret, store_secret
+
+    env.stderr.write(
+        f"conch: the {ai.provider} provider needs an API key, and {variable} is not set\n"
+    )
+    secret = _terminal_secret(env, f"API key for {ai.provider} ({variable}, empty to stop): ")
+    if not secret:
+        return
+    try:
+        store_secret(variable, secret)
+    except ConfigError as exc:
+        remember_secret(variable, secret)
+        env.stderr.write(f"conch: warning: {exc}; the key is kept for this run only\n")
+        return
+    env.stderr.write(
+        f"conch: saved {mask(secret)} in the system keyring (service conch, user {variable}); "
+        f"`conch auth remove {ai.provider}` deletes it\n"
+    )
+
+
+def _terminal_secret(env: Environment, question: str) -> str:
+    """A key typed on the terminal, without echo when it is this process's own."""
+    if env.stdin is sys.stdin:
+        import getpass
+
+        try:
+            return getpass.getpass(question, stream=env.stderr).strip()
+        except EOFError:
+            return ""
+    terminal = env.open_terminal()
+    if terminal is None:
+        return ""
+    env.stderr.write(question)
+    env.stderr.flush()
+    return terminal.readline().strip()
 
 
 def _read_secret(env: Environment, question: str) -> str:

@@ -108,6 +108,7 @@ def load_for(args: argparse.Namespace, env: Environment) -> LoadedSettings:
     """The settings for a front end whose ``args`` have ``--provider``, ``--model`` and
     ``--no-daemon``; a project config not trusted yet is asked about on the terminal (and
     ignored when there is none)."""
+    from conch.cli.authcmd import ask_for_missing_key
     from conch.config.paths import Paths
     from conch.config.settings import load_settings
 
@@ -127,7 +128,9 @@ def load_for(args: argparse.Namespace, env: Environment) -> LoadedSettings:
         ui.show_command(env, path.read_text(encoding="utf-8", errors="replace")[:2000], "unknown")
         return ui.ask(env, f"Trust project config {path}? [y/N] ", "yn", "n") == "y"
 
-    return load_settings(env.environ, Paths.default(), env.cwd, flags, ask_trust)
+    loaded = load_settings(env.environ, Paths.default(), env.cwd, flags, ask_trust)
+    ask_for_missing_key(loaded.settings.ai, env)
+    return loaded
 
 
 def _provider(state: Run, loaded: LoadedSettings) -> Provider:

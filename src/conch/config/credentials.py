@@ -1,8 +1,11 @@
-"""API keys: looked up from the environment or the system keyring, never logged.
+"""API keys: looked up from the environment, the system keyring, or what this process was
+given, never logged.
 
 Settings only name the environment variable that holds a key; the key itself is fetched here at
 the moment a provider needs it. The keyring stores it under service ``conch`` with the variable's
-name as the username, so one name identifies a key in both places.
+name as the username, so one name identifies a key in both places. A front end that asked the
+user for a key and could not keep it in the keyring hands it to ``remember_secret``: it then
+lasts as long as the process, nowhere else.
 """
 
 from __future__ import annotations
@@ -13,10 +16,27 @@ from collections.abc import Iterable, Mapping
 from conch.errors import ConfigError
 
 KEYRING_SERVICE = "conch"
+# Keys given to this process only (``remember_secret``): never written anywhere.
+_REMEMBERED: dict[str, str] = {}
 
 
-def lookup_secret(env_var: str, environ: Mapping[str, str] | None = None) -> str | None:
-    """The secret named ``env_var``: from the environment, else the system keyring, else None.
+def remember_secret(env_var: str, secret: str) -> None:
+    """Let ``lookup_secret`` find ``secret`` under ``env_var`` for the rest of this process
+    (after the environment and the keyring): a key the user typed that the keyring could not
+    keep."""
+    _REMEMBERED[env_var] = secret
+
+
+def forget_secret(env_var: str) -> None:
+    """Drop what ``remember_secret`` kept under ``env_var``, if anything."""
+    _REMEMBERED.pop(env_var, None)
+
+
+def lookup_secret(
+    env_var: str, environ: Mapping[str, str] | None = None, *, remembered: bool = True
+) -> str | None:
+    """The secret named ``env_var``: from the environment, else the system keyring, else one
+    this process was given (``remember_secret``), else None.
 
     Keyring problems (library missing, no backend, locked store) mean "no secret", never an
     exception: a missing key is reported by the caller, which knows what the key is for.
@@ -25,14 +45,15 @@ def lookup_secret(env_var: str, environ: Mapping[str, str] | None = None) -> str
     value = env.get(env_var)
     if value:
         return value
+    given = _REMEMBERED.get(env_var) if remembered else None
     try:
         import keyring
 
         stored = keyring.get_password(KEYRING_SERVICE, env_var)
     except Exception:
         # Deliberately broad: backends raise anything from NoKeyringError to D-Bus errors.
-        return None
-    return stored if isinstance(stored, str) and stored else None
+        return given
+    return stored if isinstance(stored, str) and stored else given
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:
@@ -46,7 +67,7 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
 def keyring_secret(env_var: str) -> str | None:
     """The secret the system keyring holds for ``env_var``, or None (none stored, or no
     usable keyring)."""
-    return lookup_secret(env_var, {})
+    return lookup_secret(env_var, {}, remembered=False)
 
 
 def store_secret(env_var: str, secret: str) -> None:
@@ -65,6 +86,7 @@ def store_secret(env_var: str, secret: str) -> None:
 def delete_secret(env_var: str) -> bool:
     """Remove the keyring's secret for ``env_var``: True when one was removed, False when
     none was stored; ConfigError when the keyring cannot be used."""
+    forget_secret(env_var)
     if keyring_secret(env_var) is None:
         return False
     try:

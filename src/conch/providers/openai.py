@@ -43,6 +43,19 @@ RETRY_AFTER_CAP = 60.0
 T = TypeVar("T")
 
 
+def missing_key(settings: AISettings) -> str | None:
+    """The variable naming the API key ``settings`` need and no one has given (environment,
+    keyring, this process); None when the provider needs none (local servers may go
+    without) or has one."""
+    if settings.provider == "azure":
+        variable = settings.azure_api_key_env
+    elif settings.provider == "openai" and _is_openai(settings.base_url or DEFAULT_BASE_URL):
+        variable = settings.api_key_env
+    else:
+        return None
+    return None if lookup_secret(variable) else variable
+
+
 class OpenAIProvider:
     """A chat model behind an OpenAI-compatible ``/chat/completions`` endpoint, always streamed."""
 
