@@ -14,6 +14,7 @@ import pytest
 
 from conch.execute.dryrun import bwrap_available
 from conch.host.platform import PlatformContext
+from conch.providers import ScriptedProvider, register_provider
 
 
 @dataclass
@@ -73,3 +74,33 @@ def script(home: Path, *replies: str) -> Path:
     """A config whose scripted model gives ``replies``, one per request, in order."""
     lines = "".join(f"    - {json.dumps(reply)}\n" for reply in replies)
     return write_config(home, f"ai:\n  provider: scripted\n  script:\n{lines}")
+
+
+def capture(home: Path, name: str, *replies: str) -> ScriptedProvider:
+    """A scripted provider the config selects, kept so the test can read what it was sent."""
+    provider = ScriptedProvider.of(*replies)
+    register_provider(name, lambda settings: provider)
+    write_config(home, f"ai:\n  provider: {name}\n")
+    return provider
+
+
+def dead_server(home: Path) -> Path:
+    """A config whose model server does not answer (nothing listens on port 9)."""
+    return write_config(
+        home,
+        "ai:\n  provider: openai\n  base_url: http://127.0.0.1:9/v1\n  model: m\n"
+        "  max_retries: 0\n",
+    )
+
+
+def missing_model(home: Path) -> Path:
+    """A config whose local model file, /no/m.gguf, does not exist."""
+    return write_config(home, "ai:\n  provider: local\n  local:\n    model_path: /no/m.gguf\n")
+
+
+def one_line_error(result: CliResult, code: int) -> str:
+    """The run ended with ``code`` and one ``conch: `` line on stderr, no traceback: that line."""
+    assert result.code == code
+    assert result.err.startswith("conch: ") and result.err.count("\n") == 1
+    assert "Traceback" not in result.err
+    return result.err

@@ -20,10 +20,10 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         conch.no_such_name  # noqa: B018
 
 
-def test_importing_conch_loads_only_its_version() -> None:
+def test_importing_conch_loads_only_its_version_and_the_lazy_loader() -> None:
     code = "import sys, conch; print(sorted(m for m in sys.modules if m.startswith('conch.')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "['conch.version']"
+    assert out.stdout.strip() == "['conch._lazy', 'conch.version']"
 
 
 def test_the_session_loads_without_terminal_libraries_and_without_a_model() -> None:

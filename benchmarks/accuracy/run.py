@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime as dt
 import functools
 import hashlib
 import json
 import re
-import shlex
-import signal
 import socket
 import subprocess
 import sys
@@ -26,7 +23,6 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import httpx
@@ -38,6 +34,7 @@ from benchmarks.accuracy.conch_tool import ConchCandidate
 from benchmarks.accuracy.fixtures import build_fixtures, copy_tree, load_tasks, remove_tree
 from benchmarks.accuracy.generators import PROVIDER_ERROR
 from benchmarks.accuracy.sandbox import RunResult, bwrap_path, run_in_sandbox
+from benchmarks.common import log, read_shards, run_meta, stop_on_signals, write_report_files
 
 ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / "benchmarks" / ".work"
@@ -46,10 +43,6 @@ DEFAULT_TOOLS = ("conch", "bare", "bare+md", "sgpt", "llm-cmd")
 SERVER_START_SECONDS = 180.0
 EXCERPT = 400
 WRONG_PAIR_STRIDE = 4  # wrong pairs for every 4th clean task: enough to show the false accepts
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 # -- the model server -------------------------------------------------------------------------
@@ -478,11 +471,7 @@ def evaluate(
             log("sanity check: the comparator on right and wrong reference pairs ...")
             pairs = reference_pairs(runner, tasks, judge)
     meta = {
-        "command": "python -m benchmarks.accuracy.run " + shlex.join(sys.argv[1:]),
-        "model": model_label,
-        "server": base_url,
-        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "tasks": len(tasks),
+        **run_meta("benchmarks.accuracy.run", model_label, base_url, len(tasks)),
         "clean_tasks": sum(1 for t in tasks if t.clean),
         "all_tasks": bool(args.all),
         "judge": (
@@ -543,10 +532,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(128 + signum)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.merge:
@@ -554,9 +539,7 @@ def main(argv: list[str] | None = None) -> int:
         return merge([Path(p) for p in args.merge], Path(args.out), only)
     if args.join:
         return join([Path(p) for p in args.join], Path(args.out))
-    # Stop cleanly on SIGTERM and SIGINT, so the model server started here is stopped too.
-    signal.signal(signal.SIGTERM, _stop_on_sigterm)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    stop_on_signals()
     bwrap_path()
     out = Path(args.out)
     with contextlib.ExitStack() as stack:
@@ -589,15 +572,7 @@ def write_report(
         }
         for name in names
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    json_path = out.with_name(out.name + ".json")
-    md_path = out.with_name(out.name + ".md")
-    json_path.write_text(
-        json.dumps({"meta": meta, "rows": rows}, indent=1, ensure_ascii=False) + "\n",
-        encoding="utf-8",
-    )
-    md_path.write_text(report.render(meta, rows, names) + "\n", encoding="utf-8")
-    log(f"wrote {json_path} and {md_path}")
+    write_report_files(meta, rows, out, report.render(meta, rows, names))
 
 
 def _combined_meta(reports: list[dict[str, Any]], separator: str) -> dict[str, Any]:
@@ -680,36 +655,21 @@ def _relabelled(path: Path) -> dict[str, Any]:
 def join(paths: list[Path], out: Path) -> int:
     """One report from runs of the same tools on different tasks (shards of one run, run
     side by side against the same server), rows in task order; every run's command is kept."""
-    reports = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
-    if len({tuple(rep["meta"]["tools"]) for rep in reports}) != 1:
-        raise SystemExit("--join: the reports are of different tools; use --merge for that")
-    models = {rep["meta"]["model"] for rep in reports}
-    if len(models) != 1:
-        raise SystemExit(f"--join: the reports use different models: {sorted(models)}")
-    seen: set[int] = set()
-    for path, rep in zip(paths, reports, strict=True):
-        tasks = {r["task"] for r in rep["rows"]}
-        if tasks & seen:
-            raise SystemExit(f"--join: {path} repeats tasks of an earlier report")
-        seen |= tasks
+    shards = read_shards(paths, "tool", order="task", mismatch="; use --merge for that")
+    reports, names = shards.reports, shards.names
     first = reports[0]["meta"]
-    names = list(first["tools"])
-    rows = sorted(
-        (r for rep in reports for r in rep["rows"]),
-        key=lambda r: (r["task"], names.index(r["tool"])),
-    )
     meta = {
         "model": first["model"],
         "server": first["server"],
         **_combined_meta(reports, " & "),
-        "tasks": len(seen),
+        "tasks": shards.tasks,
         "clean_tasks": sum(rep["meta"]["clean_tasks"] for rep in reports),
         "all_tasks": any(rep["meta"]["all_tasks"] for rep in reports),
         "tools": names,
         "seconds": round(max(rep["meta"]["seconds"] for rep in reports), 1),
         "joined_from": [str(p) for p in paths],
     }
-    write_report(meta, rows, names, out)
+    write_report(meta, shards.rows, names, out)
     return 0
 
 

@@ -17,6 +17,7 @@ import shutil
 import signal
 import stat
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -139,8 +140,17 @@ def run_in_sandbox(
     """Run ``command`` with ``shell -c`` in ``tree`` (a fresh copy); the tree is changed
     unless ``read_only``."""
     argv = bwrap_argv(tree, command, shell, env, read_only)
+    stdout, stderr, code, timed_out = run_group(argv, timeout)
+    state = tree_state(tree, mount_points(is_busybox_shell(shell)))
+    return RunResult(stdout[:OUTPUT_CAP], stderr[:OUTPUT_CAP], code, timed_out, state)
+
+
+def run_group(argv: Sequence[str], timeout: float) -> tuple[bytes, bytes, int, bool]:
+    """Run ``argv`` (a bubblewrap command line) as the leader of a new process group, stdin
+    ``/dev/null``; the whole group is killed after ``timeout`` seconds. Returns its stdout,
+    stderr, exit code (``-SIGKILL`` when it could not be reaped) and whether it timed out."""
     process = subprocess.Popen(
-        argv,
+        list(argv),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -151,7 +161,10 @@ def run_in_sandbox(
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        _kill_group(process)
+        # bwrap leads the group; the processes inside die with it (their pid namespace
+        # ends, and --die-with-parent).
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
         try:
             stdout, stderr = process.communicate(timeout=KILL_GRACE)
         except subprocess.TimeoutExpired:
@@ -161,13 +174,7 @@ def run_in_sandbox(
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(KILL_GRACE)
     code = process.returncode if process.returncode is not None else -signal.SIGKILL
-    state = tree_state(tree, mount_points(is_busybox_shell(shell)))
-    return RunResult(stdout[:OUTPUT_CAP], stderr[:OUTPUT_CAP], code, timed_out, state)
-
-
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
+    return stdout, stderr, code, timed_out
 
 
 def tree_state(root: Path, exclude: list[str] | tuple[str, ...] = ()) -> State:

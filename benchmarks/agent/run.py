@@ -12,18 +12,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime as dt
 import functools
 import hashlib
 import json
 import re
-import shlex
-import signal
 import sys
 import tempfile
 import time
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from benchmarks.agent import report, sandbox
@@ -50,14 +46,11 @@ from benchmarks.agent.tasks import (
     snapshot_from_json,
     snapshot_to_json,
 )
+from benchmarks.common import log, read_shards, run_meta, stop_on_signals, write_report_files
 
 WORK = ROOT / "benchmarks" / ".work"
 CACHE_DIR = WORK / "agent-runs"
 EXCERPT = 2000
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 # -- the cache ----------------------------------------------------------------------------------
@@ -351,11 +344,7 @@ def evaluate(
                 f"  ({time.monotonic() - started:.0f} s)"
             )
     meta = {
-        "command": "python -m benchmarks.agent.run " + shlex.join(sys.argv[1:]),
-        "model": model_label,
-        "server": server,
-        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "tasks": len(tasks),
+        **run_meta("benchmarks.agent.run", model_label, server, len(tasks)),
         "agents": [a.name for a in agents],
         "skipped_agents": skipped,
         **settings,
@@ -387,51 +376,28 @@ def write_report(
         for other in agents
         if other != "conch" and "conch" in agents
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    json_path = out.with_name(out.name + ".json")
-    md_path = out.with_name(out.name + ".md")
-    json_path.write_text(
-        json.dumps({"meta": meta, "rows": rows}, indent=1, ensure_ascii=False) + "\n",
-        encoding="utf-8",
-    )
-    md_path.write_text(report.render(meta, rows, agents) + "\n", encoding="utf-8")
-    log(f"wrote {json_path} and {md_path}")
+    write_report_files(meta, rows, out, report.render(meta, rows, agents))
 
 
 def join(paths: list[Path], out: Path) -> int:
     """One report from runs of the same agents on different tasks (shards of one run, run
     side by side against the same server), rows in task order; every run's command is kept."""
-    reports = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
-    if len({tuple(rep["meta"]["agents"]) for rep in reports}) != 1:
-        raise SystemExit("--join: the reports are of different agents")
-    models = {rep["meta"]["model"] for rep in reports}
-    if len(models) != 1:
-        raise SystemExit(f"--join: the reports use different models: {sorted(models)}")
-    seen: set[str] = set()
-    for path, rep in zip(paths, reports, strict=True):
-        tasks = {r["task"] for r in rep["rows"]}
-        if tasks & seen:
-            raise SystemExit(f"--join: {path} repeats tasks of an earlier report")
-        seen |= tasks
+    shards = read_shards(paths, "agent", order="index")
+    reports, agents = shards.reports, shards.names
     first = reports[0]["meta"]
-    agents = list(first["agents"])
-    rows = sorted(
-        (r for rep in reports for r in rep["rows"]),
-        key=lambda r: (r["index"], agents.index(r["agent"])),
-    )
     meta = {
         **{k: first[k] for k in ("model", "server", "timeout", "max_steps", "max_tokens")},
         "temperature": first["temperature"],
         "nested_sandbox": first.get("nested_sandbox", False),
         "command": " & ".join(rep["meta"]["command"] for rep in reports),
         "date": ", ".join(sorted({rep["meta"]["date"] for rep in reports})),
-        "tasks": len(seen),
+        "tasks": shards.tasks,
         "agents": agents,
         "skipped_agents": first.get("skipped_agents", {}),
         "seconds": round(max(rep["meta"]["seconds"] for rep in reports), 1),
         "joined_from": [str(p) for p in paths],
     }
-    write_report(meta, rows, agents, out)
+    write_report(meta, shards.rows, agents, out)
     return 0
 
 
@@ -479,10 +445,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
-    raise SystemExit(128 + signum)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.join:
@@ -491,8 +453,7 @@ def main(argv: list[str] | None = None) -> int:
         for task in load_suite().tasks:
             print(f"{task.index:3} {task.id:32} {task.kind:14} d{task.difficulty}")
         return 0
-    signal.signal(signal.SIGTERM, _stop_on_sigterm)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    stop_on_signals()
     args.bwrap = sandbox.bwrap_path()
     needs_model = any(name not in ("oracle", "noop") for name in args.agents)
     with contextlib.ExitStack() as stack:

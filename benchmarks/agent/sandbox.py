@@ -13,21 +13,19 @@ killed at the wall-time limit.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import subprocess
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from benchmarks.accuracy.sandbox import run_group
 
 SANDBOX_HOME = "/home/bench"
 SANDBOX_PROJECT = f"{SANDBOX_HOME}/project"
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 FILE_SIZE_BLOCKS = 131072  # `ulimit -f` in dash's 512-byte blocks: 64 MiB
 OUTPUT_CAP = 256 * 1024  # bytes of stdout and stderr kept (the end of each)
-KILL_GRACE = 5.0
 HIDDEN_ROOTS = ("/tmp", "/home")  # replaced by empty tmpfs inside the sandbox
 
 
@@ -126,30 +124,7 @@ def bwrap_argv(
 def run(argv: Sequence[str], timeout: float) -> Finished:
     """Run a bubblewrap command line; the whole sandbox is killed after ``timeout`` seconds."""
     started = time.monotonic()
-    process = subprocess.Popen(
-        list(argv),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    timed_out = False
-    try:
-        stdout, stderr = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        # bwrap leads its own process group; the processes inside die with it (their pid
-        # namespace ends, and --die-with-parent).
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
-        try:
-            stdout, stderr = process.communicate(timeout=KILL_GRACE)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            stdout, stderr = b"", b""
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(KILL_GRACE)
-    code = process.returncode if process.returncode is not None else -signal.SIGKILL
+    stdout, stderr, code, timed_out = run_group(argv, timeout)
     return Finished(
         exit_code=code,
         stdout=_tail(stdout),

@@ -16,9 +16,9 @@ model stack loads only when a provider needs it::
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from conch._lazy import lazy_exports
 from conch.version import __version__ as __version__
 
 # name -> the module that defines it
@@ -98,18 +98,7 @@ __all__ = [
     "tool",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _PUBLIC.get(name)
-    if module is None:
-        raise AttributeError(f"module 'conch' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_PUBLIC])
+__getattr__, __dir__ = lazy_exports(__name__, _PUBLIC)
 
 
 if TYPE_CHECKING:

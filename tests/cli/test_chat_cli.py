@@ -11,20 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from cliutil import CliResult, script, step, write_config
+from cliutil import CliResult, capture, dead_server, missing_model, one_line_error, script, step
 from conch.cli.sessionfile import session_path
 from conch.config.paths import Paths
-from conch.providers import ScriptedProvider, register_provider
 
 Conch = Callable[..., CliResult]
-
-
-def capture(home: Path, name: str, *replies: str) -> ScriptedProvider:
-    """A scripted provider the config selects, kept so the test can read what it was sent."""
-    provider = ScriptedProvider.of(*replies)
-    register_provider(name, lambda settings: provider)
-    write_config(home, f"ai:\n  provider: {name}\n")
-    return provider
 
 
 def saved_chat(work: Path) -> Path:
@@ -231,27 +222,16 @@ def test_in_interactive_mode_every_command_is_asked_about(
 def test_bad_command_lines_are_one_line_usage_errors(
     conch: Conch, argv: list[str], message: str
 ) -> None:
-    result = conch(*argv)
-    assert result.code == 2
-    assert result.err.startswith("conch: ") and result.err.count("\n") == 1
-    assert message in result.err
+    assert message in one_line_error(conch(*argv), 2)
 
 
 def test_a_dead_server_is_one_line_and_exit_5(conch: Conch, isolated_dirs: Path) -> None:
-    write_config(
-        isolated_dirs,
-        "ai:\n  provider: openai\n  base_url: http://127.0.0.1:9/v1\n  model: m\n"
-        "  max_retries: 0\n",
-    )
-    result = conch("chat", "-p", "hello")
-    assert result.code == 5
-    assert result.err.startswith("conch: cannot reach the model server at http://127.0.0.1:9")
-    assert result.err.count("\n") == 1 and "Traceback" not in result.err
+    dead_server(isolated_dirs)
+    error = one_line_error(conch("chat", "-p", "hello"), 5)
+    assert error.startswith("conch: cannot reach the model server at http://127.0.0.1:9")
 
 
 def test_no_model_is_one_line_and_exit_1(conch: Conch, isolated_dirs: Path) -> None:
-    write_config(isolated_dirs, "ai:\n  provider: local\n  local:\n    model_path: /no/m.gguf\n")
-    result = conch("chat", "-p", "hello")
-    assert result.code == 1
-    assert result.err.startswith("conch: ai.local.model_path names /no/m.gguf")
-    assert result.err.count("\n") == 1 and "Traceback" not in result.err
+    missing_model(isolated_dirs)
+    error = one_line_error(conch("chat", "-p", "hello"), 1)
+    assert error.startswith("conch: ai.local.model_path names /no/m.gguf")

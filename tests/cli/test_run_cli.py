@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from cliutil import CliResult, script, step, write_config
+from cliutil import CliResult, capture, dead_server, missing_model, one_line_error, script, step
 from conch.config.paths import Paths
-from conch.providers import ScriptedProvider, register_provider
 
 Conch = Callable[..., CliResult]
 
@@ -41,12 +40,14 @@ MARKDOWN_PLAN = """\
 """
 
 
-def capture(home: Path, name: str, *replies: str) -> ScriptedProvider:
-    """A scripted provider the config selects, kept so the test can read what it was sent."""
-    provider = ScriptedProvider.of(*replies)
-    register_provider(name, lambda settings: provider)
-    write_config(home, f"ai:\n  provider: {name}\n")
-    return provider
+def bash_once(
+    conch: Conch, home: Path, name: str, command: str, reply: str, *argv: str
+) -> tuple[CliResult, str]:
+    """``conch run ARGV`` with a model that calls bash with ``command``, then says ``reply``:
+    the result, and what the agent told the model of the command."""
+    provider = capture(home, name, step("bash", command=command), reply)
+    result = conch("run", *argv)
+    return result, provider.sent[1].messages[-1].content
 
 
 def test_an_instruction_edits_the_sandbox_and_prints_only_the_answer(
@@ -118,17 +119,19 @@ def test_the_iteration_limit_stops_the_agent_with_exit_6(conch: Conch, isolated_
 def test_a_command_that_needs_a_yes_is_refused_without_a_terminal_exit_4(
     conch: Conch, isolated_dirs: Path, tmp_path: Path
 ) -> None:
-    provider = capture(
+    reply = "I could not create the build directory: it needs your yes."
+    result, told = bash_once(
+        conch,
         isolated_dirs,
         "run-no-tty",
-        step("bash", command="mkdir build"),
-        "I could not create the build directory: it needs your yes.",
+        "mkdir build",
+        reply,
+        "--allow-bash",
+        "make a build directory",
     )
-    result = conch("run", "--allow-bash", "make a build directory")
     assert result.code == 4
-    assert result.out == "I could not create the build directory: it needs your yes.\n"
+    assert result.out == reply + "\n"
     assert not (tmp_path / "work" / "build").exists()
-    told = provider.sent[1].messages[-1].content
     assert "no one can be asked" in told
     assert "✗ bash: mkdir build" in result.err
     assert result.err.splitlines()[-1] == (
@@ -141,26 +144,33 @@ def test_read_only_commands_run_at_once_in_restricted_mode(
     conch: Conch, isolated_dirs: Path, tmp_path: Path
 ) -> None:
     (tmp_path / "work" / "hello.txt").write_text("hi\n", encoding="utf-8")
-    provider = capture(
-        isolated_dirs, "run-read-only", step("bash", command="ls"), "There is hello.txt."
+    result, told = bash_once(
+        conch,
+        isolated_dirs,
+        "run-read-only",
+        "ls",
+        "There is hello.txt.",
+        "--allow-bash",
+        "what is here",
     )
-    result = conch("run", "--allow-bash", "what is here")
     assert result.code == 0, result.err
-    assert "hello.txt" in provider.sent[1].messages[-1].content
+    assert "hello.txt" in told
     assert "✓ bash: ls → hello.txt" in result.err
 
 
 def test_the_policy_refusing_a_command_is_exit_3(conch: Conch, isolated_dirs: Path) -> None:
-    provider = capture(
+    result, told = bash_once(
+        conch,
         isolated_dirs,
         "run-policy",
-        step("bash", command="rm -rf /"),
+        "rm -rf /",
         "I will not do that.",
+        "--allow-dangerous",
+        "clean everything",
     )
-    result = conch("run", "--allow-dangerous", "clean everything")
     assert result.code == 3
     assert result.out == "I will not do that.\n"
-    assert "the safety policy refused it" in provider.sent[1].messages[-1].content
+    assert "the safety policy refused it" in told
     assert "the safety policy refused it" in result.err.splitlines()[-1]
 
 
@@ -214,10 +224,7 @@ def test_no_is_the_default_answer_and_is_exit_4(
 def test_bad_command_lines_are_one_line_usage_errors(
     conch: Conch, argv: list[str], message: str
 ) -> None:
-    result = conch(*argv)
-    assert result.code == 2
-    assert result.err.startswith("conch: ") and result.err.count("\n") == 1
-    assert message in result.err
+    assert message in one_line_error(conch(*argv), 2)
 
 
 def test_a_missing_plan_file_names_it(conch: Conch, isolated_dirs: Path) -> None:
@@ -250,20 +257,12 @@ def test_a_bad_plan_file_is_one_line_naming_it(
 
 
 def test_a_dead_server_is_one_line_and_exit_5(conch: Conch, isolated_dirs: Path) -> None:
-    write_config(
-        isolated_dirs,
-        "ai:\n  provider: openai\n  base_url: http://127.0.0.1:9/v1\n  model: m\n"
-        "  max_retries: 0\n",
-    )
-    result = conch("run", "-q", "hello")
-    assert result.code == 5
-    assert result.err.startswith("conch: cannot reach the model server at http://127.0.0.1:9")
-    assert result.err.count("\n") == 1 and "Traceback" not in result.err
+    dead_server(isolated_dirs)
+    error = one_line_error(conch("run", "-q", "hello"), 5)
+    assert error.startswith("conch: cannot reach the model server at http://127.0.0.1:9")
 
 
 def test_a_missing_model_file_is_one_line_and_exit_1(conch: Conch, isolated_dirs: Path) -> None:
-    write_config(isolated_dirs, "ai:\n  provider: local\n  local:\n    model_path: /no/m.gguf\n")
-    result = conch("run", "-q", "hello")
-    assert result.code == 1
-    assert "/no/m.gguf" in result.err and "fix the path" in result.err
-    assert result.err.count("\n") == 1 and "Traceback" not in result.err
+    missing_model(isolated_dirs)
+    error = one_line_error(conch("run", "-q", "hello"), 1)
+    assert "/no/m.gguf" in error and "fix the path" in error

@@ -11,8 +11,9 @@ the errors that end a turn), ``task`` (task files for ``conch run``).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from conch._lazy import lazy_exports
 
 _PUBLIC = {
     "Session": "conch.agent.session",
@@ -58,12 +59,7 @@ __all__ = [
     "step_schema",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _PUBLIC.get(name)
-    if module is None:
-        raise AttributeError(f"module 'conch.agent' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__, __dir__ = lazy_exports(__name__, _PUBLIC)
 
 
 if TYPE_CHECKING:

@@ -1,4 +1,5 @@
-"""The command lines of ``conch chat``, ``conch run`` and ``conch auth``.
+"""The command lines of ``conch chat``, ``conch run`` and ``conch auth``, and the model flags
+they share with the one-shot ``conch``.
 
 Only ``argparse`` here: ``conch --help`` and the flag documentation test build these
 parsers without loading the agent.
@@ -27,6 +28,22 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message}; see `{self.prog} --help`")
+
+
+def add_model_flags(p: argparse._ActionsContainer) -> None:
+    """``--provider`` and ``--model``: which model answers."""
+    p.add_argument("--provider", metavar="NAME", help="override ai.provider")
+    p.add_argument("--model", metavar="NAME", help="override ai.model")
+
+
+def add_daemon_flag(p: argparse._ActionsContainer) -> None:
+    """``--no-daemon``: the local model runs in this process (the one-shot parser lists
+    ``--no-dry-run`` between it and the model flags)."""
+    p.add_argument(
+        "--no-daemon",
+        action="store_true",
+        help="run the local model in this process, not in the warm model service",
+    )
 
 
 def _agent_flags(p: argparse.ArgumentParser, iterations: int) -> None:
@@ -70,13 +87,8 @@ def _agent_flags(p: argparse.ArgumentParser, iterations: int) -> None:
         help=f"model replies per turn before the agent gives up (default: {iterations})",
     )
     model = p.add_argument_group("model")
-    model.add_argument("--provider", metavar="NAME", help="override ai.provider")
-    model.add_argument("--model", metavar="NAME", help="override ai.model")
-    model.add_argument(
-        "--no-daemon",
-        action="store_true",
-        help="run the local model in this process, not in the warm model service",
-    )
+    add_model_flags(model)
+    add_daemon_flag(model)
     p.add_argument("-q", "--quiet", action="store_true", help="no spinner, status or tool lines")
     p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
 

@@ -7,7 +7,13 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from conch.cli.agentargs import AUTH_USAGE, CHAT_USAGE, RUN_USAGE
+from conch.cli.agentargs import (
+    AUTH_USAGE,
+    CHAT_USAGE,
+    RUN_USAGE,
+    add_daemon_flag,
+    add_model_flags,
+)
 from conch.cli.environment import Environment
 from conch.cli.status import ExitStatus, status_for
 from conch.errors import ConchError, UsageError
@@ -248,18 +254,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--json", action="store_true", help="print the command and verdict as JSON; run nothing"
     )
-    p.add_argument("--provider", metavar="NAME", help="override ai.provider")
-    p.add_argument("--model", metavar="NAME", help="override ai.model")
+    add_model_flags(p)
     p.add_argument(
         "--no-dry-run",
         action="store_true",
         help="do not try candidate commands in the read-only sandbox",
     )
-    p.add_argument(
-        "--no-daemon",
-        action="store_true",
-        help="run the local model in this process, not in the warm model service",
-    )
+    add_daemon_flag(p)
     p.add_argument("--no-history", action="store_true", help="write no history entry")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")

@@ -7,9 +7,9 @@ command may use (``conch.config.settings.AllowedProgram``).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from conch._lazy import lazy_exports
 from conch.tools.tool import Tool, ToolRegistry, make_tool, tool
 
 _BUILT_IN = {
@@ -48,18 +48,7 @@ __all__ = [
     "web_tools",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    module = _BUILT_IN.get(name)
-    if module is None:
-        raise AttributeError(f"module 'conch.tools' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_BUILT_IN])
+__getattr__, __dir__ = lazy_exports(__name__, _BUILT_IN)
 
 
 if TYPE_CHECKING:
