@@ -9,6 +9,11 @@ back to the model as text it can act on. Whatever ends a turn early (Ctrl+C, a c
 stream, a provider error), the conversation is left valid: every call has its result, and an
 assistant message says why the turn ended.
 
+Before it accepts an answer the loop checks two things, once each per turn: that the last
+tool call did not fail (small models give up on the first error), and that the files the
+instruction asks for exist (``conch.agent.outputs``: small models answer in words when the
+result was wanted in a file). When a check fails the answer is held back and the model told.
+
 Models with native tool calls get the tools' specs and answer with ``ToolCall`` events.
 Models without them (``json_steps``) get one JSON object per reply, constrained by
 ``step_schema`` where the provider honours it, and read leniently by ``parse_step``
@@ -22,6 +27,7 @@ import time
 from collections import Counter
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from conch.agent.conversation import Conversation
 from conch.agent.evaluate import LEGACY_NAMES
@@ -33,6 +39,7 @@ from conch.agent.events import (
     ToolStarted,
     TurnFinished,
 )
+from conch.agent.outputs import expected_outputs, missing_note, still_missing
 from conch.agent.results import DEFAULT_CAP, capped
 from conch.agent.toolcalls import AnswerStream, parse_step, step_schema
 from conch.messages import (
@@ -65,7 +72,8 @@ class Limits:
     such refused repeats are forgiven before the turn ends with ``LoopDetected``.
     ``max_retries``: how often, in a turn, an answer given right after a failed tool call is
     held back and the model asked to try again instead (small models tend to give up on the
-    first error and answer with it).
+    first error and answer with it). ``max_output_checks``: how often, in a turn, an answer
+    given while a file the instruction asks for is missing is held back (``Agent.root``).
     """
 
     max_iterations: int = 10
@@ -73,6 +81,7 @@ class Limits:
     max_repeats: int = 2
     max_blocked: int = 1
     max_retries: int = 1
+    max_output_checks: int = 1
 
 
 @dataclass(slots=True)
@@ -89,6 +98,8 @@ class Agent:
     ``json_steps``: the model writes tool calls as JSON text instead of native calls.
     ``budget``: the tokens the conversation may take before it is pruned (None: never).
     ``aliases``: legacy tool names and the tools they stand for (``python3`` -> ``evaluate``).
+    ``root``: the directory the file tools work in, where the files an instruction asks for
+    are looked for before an answer is accepted (None: no such check).
     """
 
     provider: Provider
@@ -98,13 +109,16 @@ class Agent:
     limits: Limits = field(default_factory=Limits)
     budget: int | None = None
     aliases: Mapping[str, str] = field(default_factory=lambda: dict(LEGACY_NAMES))
+    root: Path | None = None
 
     def run(self, conversation: Conversation, instruction: str) -> Generator[AgentEvent, None, str]:
         """Add ``instruction`` to ``conversation`` and work on it until there is an answer."""
         conversation.add(Message("user", instruction))
+        wanted = expected_outputs(instruction, self.root) if self.root is not None else ()
         seen: Counter[tuple[str, str]] = Counter()
         blocked = 0
         retries = 0
+        checks = 0
         failed = False  # the last tool result was an error
         usage = Usage()
         partial: list[str] = []
@@ -115,17 +129,25 @@ class Agent:
                     if pruned is not None:
                         yield pruned
                 partial.clear()
-                hold = failed and retries < self.limits.max_retries
+                retry = failed and retries < self.limits.max_retries
+                missing: tuple[str, ...] = ()
+                if not retry and wanted and checks < self.limits.max_output_checks:
+                    assert self.root is not None
+                    missing = still_missing(wanted, self.root)
+                hold = retry or bool(missing)
                 reply = yield from self._reply(conversation, iteration, partial, hold)
                 usage = Usage(
                     usage.prompt_tokens + reply.usage.prompt_tokens,
                     usage.completion_tokens + reply.usage.completion_tokens,
                 )
-                if not reply.calls and hold:  # an answer right after a failure: once more
-                    retries += 1
-                    failed = False
+                if not reply.calls and hold:  # an answer that cannot stand yet: once more
+                    if retry:
+                        retries += 1
+                        failed = False
+                    else:
+                        checks += 1
                     conversation.add(Message("assistant", reply.text))
-                    conversation.add(Message("user", RETRY))
+                    conversation.add(Message("user", RETRY if retry else missing_note(missing)))
                     continue
                 if not reply.calls:
                     conversation.add(Message("assistant", reply.text))

@@ -358,6 +358,7 @@ class Session:
             json_steps=self.json_steps,
             limits=self.limits,
             budget=max(budget, 1),
+            root=self.tool_options.root,
         )
         return (yield from agent.run(self._conversation, text))
 

@@ -57,6 +57,19 @@ user: Result of fs_edit:
 edited 'app.cfg': replaced 1 place (line 2)
 assistant: {"answer": "app.cfg now sets timeout = 30."}"""
 
+# A third worked example, where bash and fs_write are both offered: a result computed by a
+# command and written to the file the user named (small models otherwise answer in words).
+JSON_STEPS_BASH_EXAMPLE = """\
+user: Count the lines of log.txt and write the number to n.txt.
+assistant: {"tool": "bash", "arguments": {"command": "wc -l log.txt"}}
+user: Result of bash:
+12 log.txt
+[exit code 0]
+assistant: {"tool": "fs_write", "arguments": {"path": "n.txt", "content": "12\\n"}}
+user: Result of fs_write:
+created 'n.txt' (3 bytes, 1 lines)
+assistant: {"answer": "n.txt holds 12, the number of lines in log.txt."}"""
+
 LOOKUP_TOOL = "tool_lookup"
 EVALUATE_TOOL = "evaluate"
 MAX_VOCABULARY = 200
@@ -175,7 +188,10 @@ def render_catalogue(tools: Sequence[Tool], *, json_steps: bool = False) -> str:
             'When the work is done, reply {"answer": "<your answer>"}.'
         )
         if {"fs_read", "fs_edit"} <= set(names):
-            blocks.append(JSON_STEPS_EXAMPLE)
+            example = JSON_STEPS_EXAMPLE
+            if {"bash", "fs_write"} <= set(names):
+                example += "\n\n" + JSON_STEPS_BASH_EXAMPLE
+            blocks.append(example)
     return _join(blocks)
 
 

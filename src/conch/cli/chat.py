@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conch.cli import ui
+from conch.cli.agentlog import TurnLog
 from conch.cli.agentsetup import AgentSetup, Refusals, model_name, open_session, setup_from
 from conch.cli.agentview import TurnView, tools_table
 from conch.cli.environment import Environment
 from conch.cli.repl import Interrupts, make_reader
-from conch.cli.status import ExitStatus
+from conch.cli.status import ExitStatus, status_for
 from conch.errors import ConchError, UsageError
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ def run_chat(args: argparse.Namespace, env: Environment) -> int:
             env.stdout.write(session.render_system().rstrip("\n") + "\n")
             return ExitStatus.OK
         chat = Chat(args, env, session, setup, plan, view, model_name(loaded))
+        chat.log = TurnLog(env, ["conch", *args.argv], loaded)
         if args.resume:
             chat.resume()
         if args.prompt is not None:
@@ -100,6 +102,7 @@ class Chat:
         self.path = session_path(self.state_dir, setup.root)
         self.save_enabled = not args.no_local_session
         self.interrupts = Interrupts()
+        self.log: TurnLog | None = None
         self._replying = False
 
     # -- the conversation --------------------------------------------------------------------
@@ -123,13 +126,30 @@ class Chat:
         self._say(f"resumed the chat saved for {self.setup.root} ({turns} messages from you)")
 
     def turn(self, text: str) -> str:
-        """One turn, shown as it happens; the chat is saved after it however it ends."""
+        """One turn, shown as it happens; the chat is saved, and the turn recorded in the
+        history log, however it ends."""
         self.view.begin()
+        log = self.log
+        show = self.view.on_event if log is None else log.tee(self.view.on_event)
+        if log is not None:
+            log.start(text)
+        code: int = ExitStatus.ERROR
+        note: str | None = None
         try:
-            return self.session.chat(text, on_event=self.view.on_event)
+            reply = self.session.chat(text, on_event=show)
+            code = ExitStatus.OK
+            return reply
+        except KeyboardInterrupt:
+            code, note = ExitStatus.INTERRUPTED, "interrupted by the user (Ctrl+C)"
+            raise
+        except ConchError as exc:
+            code, note = status_for(exc), str(exc)
+            raise
         finally:
             self.view.pause()
             self.save()
+            if log is not None:
+                log.finish(code, note)
 
     def save(self) -> None:
         """Write the chat to its file (unless --no-local-session); a failure is a warning."""

@@ -85,6 +85,7 @@ def _chat(rest: list[str], env: Environment) -> int:
         )
     from conch.cli.chat import run_chat
 
+    parsed.argv = ["chat", *rest]
     return run_chat(parsed, env)
 
 
@@ -99,6 +100,7 @@ def _run(rest: list[str], env: Environment) -> int:
         )
     from conch.cli.runcmd import run_task
 
+    parsed.argv = ["run", *rest]
     return run_task(parsed, env)
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from conch.agent.events import IterationLimit
 from conch.cli import ui
+from conch.cli.agentlog import TurnLog
 from conch.cli.agentsetup import Refusals, model_name, open_session, setup_from
 from conch.cli.agentview import (
     TurnView,
@@ -18,11 +19,12 @@ from conch.cli.agentview import (
     checklist_summary,
 )
 from conch.cli.environment import Environment
-from conch.cli.status import ExitStatus
-from conch.errors import InputError, UsageError
+from conch.cli.status import ExitStatus, status_for
+from conch.errors import ConchError, InputError, UsageError
 
 if TYPE_CHECKING:
-    from conch.tools.plan import PlanItem
+    from conch.agent.session import Session
+    from conch.tools.plan import PlanItem, PlanState
 
 _WHY = {
     "policy": "the safety policy refused it",
@@ -62,21 +64,50 @@ def run_task(args: argparse.Namespace, env: Environment) -> int:
 
         confirm = agent_approver(env, view.pause)
     session, loaded = open_session(args, env, setup, confirm=confirm, refusals=refusals, plan=plan)
+    bash = f"bash in {setup.mode} mode" if setup.bash else "no bash"
+    header = ui.paint(env, f"conch run: {_one_line(goal)}", "1") + ui.paint(
+        env, f"  ({model_name(loaded)}; {setup.root}; {bash})", "2"
+    )
+    log = TurnLog(env, ["conch", *args.argv], loaded)
+    log.start(goal)
+    code: int = ExitStatus.ERROR
+    note: str | None = None
+    try:
+        code = _work(env, session, view, plan, refusals, log, header, prompt)
+        return code
+    except KeyboardInterrupt:
+        code, note = ExitStatus.INTERRUPTED, "interrupted by the user (Ctrl+C)"
+        raise
+    except ConchError as exc:
+        code, note = status_for(exc), str(exc)
+        raise
+    finally:
+        log.finish(code, note)
+
+
+def _work(
+    env: Environment,
+    session: Session,
+    view: TurnView,
+    plan: PlanState,
+    refusals: Refusals,
+    log: TurnLog,
+    header: str,
+    prompt: str,
+) -> int:
+    """Run the task on ``session``, print its answer, return the exit status."""
     with session:
         view.n_ctx = session.context_tokens
-        bash = f"bash in {setup.mode} mode" if setup.bash else "no bash"
-        view.line(
-            ui.paint(env, f"conch run: {_one_line(goal)}", "1")
-            + ui.paint(env, f"  ({model_name(loaded)}; {setup.root}; {bash})", "2")
-        )
+        view.line(header)
         view.begin()
         try:
-            reply = session.chat(prompt, on_event=view.on_event)
+            reply = session.chat(prompt, on_event=log.tee(view.on_event))
         except IterationLimit as exc:
             view.pause()
             env.stderr.write(
                 f"conch: {exc}; give it more with --max-iterations, or split the task\n"
             )
+            log.notes.append(str(exc))
             return ExitStatus.AGENT_STOPPED
         finally:
             view.pause()
@@ -90,10 +121,12 @@ def run_task(args: argparse.Namespace, env: Environment) -> int:
     if code != ExitStatus.OK:
         count = len(refusals.seen)
         reasons = sorted({_WHY[why] for _, why in refusals.seen})
-        env.stderr.write(
-            f"conch: {count} command{'s' if count > 1 else ''} the agent proposed did not "
-            f"run ({'; '.join(reasons)}); the task may be unfinished\n"
+        message = (
+            f"{count} command{'s' if count > 1 else ''} the agent proposed did not "
+            f"run ({'; '.join(reasons)}); the task may be unfinished"
         )
+        env.stderr.write(f"conch: {message}\n")
+        log.notes.append(message)
     return code
 
 

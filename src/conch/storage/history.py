@@ -42,6 +42,7 @@ class HistoryEntry:
     duration_ms: int | None = None
     validation: dict[str, Any] | None = None
     candidates: list[dict[str, Any]] | None = None
+    tool_calls: list[dict[str, Any]] | None = None
 
     @staticmethod
     def now() -> str:

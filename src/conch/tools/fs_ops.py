@@ -49,8 +49,10 @@ class Files:
         return self.confined.display(target)
 
     def _missing(self, action: str, path: str) -> FileNotFoundError:
+        hint = "; to create a new file, write its whole content with fs_write"
         return FileNotFoundError(
             f"{self.prefix}{action}: no such file '{path}' under {self.confined.root}"
+            + (hint if action == "edit" else "")
         )
 
     def existing_file(self, action: str, path: str) -> Path:

@@ -1,0 +1,101 @@
+"""The history log's entries for the agent: one per ``conch run`` task and one per
+``conch chat`` turn, with the request, the tool calls made (bash commands in full, other
+tools by name), how it ended and what went wrong (``conch help history``)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from conch.cli.environment import Environment
+from conch.errors import ConchError
+
+# How much of a failed call's error an entry keeps.
+ERROR_WIDTH = 200
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from conch.agent.events import AgentEvent
+    from conch.config.settings import LoadedSettings
+
+
+class TurnLog:
+    """Collects what one turn did from its events and writes it to the history log.
+
+    ``argv``: the command line (``conch`` included). ``loaded``: the settings (the log's
+    place and size, whether it is on, the provider and model)."""
+
+    def __init__(self, env: Environment, argv: list[str], loaded: LoadedSettings) -> None:
+        self.env, self.argv, self.loaded = env, argv, loaded
+        self.request: str | None = None
+        self.calls: list[dict[str, Any]] = []
+        self.notes: list[str] = []
+        self.started = time.monotonic()
+
+    def start(self, request: str) -> None:
+        """A turn begins."""
+        self.request, self.calls, self.notes = request, [], []
+        self.started = time.monotonic()
+
+    def tee(self, show: Callable[[AgentEvent], None]) -> Callable[[AgentEvent], None]:
+        """An event callback that shows each event with ``show`` and notes it here."""
+
+        def on_event(event: AgentEvent) -> None:
+            self.on_event(event)
+            show(event)
+
+        return on_event
+
+    def on_event(self, event: AgentEvent) -> None:
+        """Note a finished tool call."""
+        from conch.agent.events import ToolFinished
+
+        if not isinstance(event, ToolFinished):
+            return
+        result = event.result
+        call: dict[str, Any] = {"tool": event.call.name, "ok": not result.is_error}
+        if event.call.name == "bash":
+            call["command"] = _command(event.call.arguments)
+        if result.is_error:
+            call["error"] = " ".join(result.content.split())[:ERROR_WIDTH]
+        self.calls.append(call)
+
+    def finish(self, code: int, note: str | None = None) -> None:
+        """Write the turn's entry (unless the log is off); a failure to write is a warning."""
+        from conch.config.paths import Paths
+        from conch.storage.history import History, HistoryEntry
+
+        settings = self.loaded.settings
+        if not settings.history.enabled:
+            return
+        ai = settings.ai
+        commands = [c["command"] for c in self.calls if c.get("command")]
+        notes = [*self.notes, *([note] if note else [])]
+        entry = HistoryEntry(
+            ts=HistoryEntry.now(),
+            cwd=str(self.env.cwd),
+            argv=self.argv,
+            exit_code=int(code),
+            generated_command=commands[-1] if commands else None,
+            notes="; ".join(notes) or None,
+            request=self.request,
+            provider=ai.provider,
+            model=ai.model or (ai.local.model_path if ai.provider == "local" else None),
+            executed=any(c["tool"] == "bash" and c["ok"] for c in self.calls),
+            duration_ms=int((time.monotonic() - self.started) * 1000),
+            tool_calls=list(self.calls),
+        )
+        try:
+            History(Paths.default().state_dir, settings.history.max_bytes).append(entry)
+        except ConchError as exc:
+            self.env.stderr.write(f"conch: warning: {exc}\n")
+
+
+def _command(arguments: str) -> str | None:
+    try:
+        value = json.loads(arguments).get("command")
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None
