@@ -68,23 +68,37 @@ class Shards:
 
 
 def read_shards(paths: list[Path], kind: str, order: str, mismatch: str = "") -> Shards:
-    """The reports at ``paths``, which must be of the same ``kind`` (``"tool"``: the
-    reports' ``tools``, each row's ``tool``) on the same model, no task in two of them; rows
-    sorted by their ``order`` field, then by name as the first report lists them.
+    """The reports at ``paths``, all on the same model: either of the same ``kind``s
+    (``"tool"``: the reports' ``tools``, each row's ``tool``) with no task in two of them
+    (shards), or each of its own ``kind``s on the same tasks (side by side); rows sorted by
+    their ``order`` field, then by name as the reports list them.
     ``mismatch`` is added to the error when the names differ."""
     reports = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
-    if len({tuple(rep["meta"][kind + "s"]) for rep in reports}) != 1:
-        raise SystemExit(f"--join: the reports are of different {kind}s{mismatch}")
     models = {rep["meta"]["model"] for rep in reports}
     if len(models) != 1:
         raise SystemExit(f"--join: the reports use different models: {sorted(models)}")
+    lists = [list(rep["meta"][kind + "s"]) for rep in reports]
+    task_sets = [frozenset(r["task"] for r in rep["rows"]) for rep in reports]
+    every = [name for names in lists for name in names]
+    if len({tuple(names) for names in lists}) != 1:
+        # Side by side: other {kind}s on the same tasks.
+        if len(every) != len(set(every)) or len(set(task_sets)) != 1:
+            raise SystemExit(
+                f"--join: the reports are of different {kind}s{mismatch}; reports of different "
+                f"{kind}s can be joined only when each has its own {kind}s on the same tasks"
+            )
+        names = every
+        rows = sorted(
+            (r for rep in reports for r in rep["rows"]),
+            key=lambda r: (r[order], names.index(r[kind])),
+        )
+        return Shards(reports, names, rows, len(task_sets[0]))
     seen: set[object] = set()
-    for path, rep in zip(paths, reports, strict=True):
-        tasks = {r["task"] for r in rep["rows"]}
+    for path, tasks in zip(paths, task_sets, strict=True):
         if tasks & seen:
             raise SystemExit(f"--join: {path} repeats tasks of an earlier report")
         seen |= tasks
-    names = list(reports[0]["meta"][kind + "s"])
+    names = lists[0]
     rows = sorted(
         (r for rep in reports for r in rep["rows"]),
         key=lambda r: (r[order], names.index(r[kind])),

@@ -459,9 +459,36 @@ def test_join_combines_shards_of_one_run_in_task_order(tmp_path: Path) -> None:
     assert joined["meta"]["summary"]["conch"]["clean"]["normalised"]["passed"] == 3
 
 
+def test_join_puts_other_tools_on_the_same_tasks_side_by_side(tmp_path: Path) -> None:
+    import json
+
+    from benchmarks.accuracy.run import main
+
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(_report(["conch"], [0, 1, 2], "run A")), encoding="utf-8")
+    b.write_text(json.dumps(_report(["sgpt"], [0, 1, 2], "run B")), encoding="utf-8")
+    out = tmp_path / "joined"
+    assert main(["--join", str(a), str(b), "--out", str(out)]) == 0
+    joined = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    assert joined["meta"]["tools"] == ["conch", "sgpt"]
+    assert [(r["task"], r["tool"]) for r in joined["rows"]] == [
+        (0, "conch"),
+        (0, "sgpt"),
+        (1, "conch"),
+        (1, "sgpt"),
+        (2, "conch"),
+        (2, "sgpt"),
+    ]
+    assert joined["meta"]["tasks"] == 3
+
+
 @pytest.mark.parametrize(
     ("tools", "tasks", "message"),
-    [(["sgpt"], [1], "different tools"), (["conch"], [2, 3], "repeats tasks")],
+    [
+        (["sgpt"], [1], "different tools"),
+        (["conch", "sgpt"], [0, 2], "different tools"),
+        (["conch"], [2, 3], "repeats tasks"),
+    ],
 )
 def test_join_refuses_other_tools_and_repeated_tasks(
     tmp_path: Path, tools: list[str], tasks: list[int], message: str
