@@ -290,6 +290,29 @@ def test_grep_skips_binary_files_and_symlinks_that_lead_outside(
     assert call("fs_grep", pattern="password").content == "no matches for 'password' in '.'"
 
 
+def test_editing_a_directory_points_to_fs_move(call: Call, sandbox: Path) -> None:
+    (sandbox / "photos").mkdir()
+    result = call("fs_edit", path="photos", old_text="IMG_", new_text="holiday_")
+    assert result.is_error
+    assert (
+        "'photos' is a directory (use fs_list to see it); to rename or move files, use fs_move"
+        in (result.content)
+    )
+
+
+def test_editing_a_missing_file_points_to_fs_write(call: Call) -> None:
+    result = call("fs_edit", path="greeting.txt", old_text="", new_text="Hello")
+    assert result.is_error
+    assert "to create a new file, write its whole content with fs_write" in result.content
+
+
+def test_no_match_in_one_file_suggests_reading_it(call: Call, sandbox: Path) -> None:
+    write(sandbox / "config.ini", "[database]\nport = 5432\n")
+    assert call("fs_grep", pattern="db_port", path="config.ini").content == (
+        "no matches for 'db_port' in 'config.ini'; read it to see its text"
+    )
+
+
 # -- fs_mkdir, fs_delete, fs_diff --------------------------------------------------------
 
 

@@ -59,8 +59,9 @@ class Files:
         """The resolved path of an existing regular file, or a clear error."""
         target = self.resolve(action, path)
         if target.is_dir():
+            rename = "; to rename or move files, use fs_move" if action == "edit" else ""
             raise IsADirectoryError(
-                f"{self.prefix}{action}: '{path}' is a directory (use fs_list to see it)"
+                f"{self.prefix}{action}: '{path}' is a directory (use fs_list to see it){rename}"
             )
         if not target.exists():
             raise self._missing(action, path)
@@ -287,7 +288,10 @@ class Files:
                 )
                 return "\n".join(out)
         if not out:
-            return f"no matches for {pattern!r} in '{self.shown(base)}'"
+            where = self.shown(base)
+            if base.is_file():  # the word may be written otherwise: the file itself says
+                return f"no matches for {pattern!r} in '{where}'; read it to see its text"
+            return f"no matches for {pattern!r} in '{where}'"
         return "\n".join([*out, f"[{len(out)} matches in {hit_files} files]"])
 
     def _grep_files(self, base: Path, name_filter: re.Pattern[str] | None, glob: str) -> list[Path]:
