@@ -275,3 +275,15 @@ def test_ctrl_c_typed_on_a_real_terminal_stops_the_child_and_not_conch(tmp_path:
     finally:
         child.close(force=True)
     assert child.exitstatus == 0
+
+
+def test_a_missing_python_names_python3_when_that_is_there(tmp_path: Path) -> None:
+    from conch.execute.stages import not_found
+
+    (tmp_path / "python3").write_text("#!/bin/sh\n")
+    (tmp_path / "python3").chmod(0o755)
+    assert not_found("python", {"PATH": str(tmp_path)}) == (
+        "command not found: python (python3 is installed: use python3)"
+    )
+    assert not_found("python", {"PATH": str(tmp_path / "none")}) == "command not found: python"
+    assert not_found("gcc", {"PATH": str(tmp_path)}) == "command not found: gcc"

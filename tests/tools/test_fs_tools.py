@@ -306,6 +306,14 @@ def test_editing_a_missing_file_points_to_fs_write(call: Call) -> None:
     assert "to create a new file, write its whole content with fs_write" in result.content
 
 
+def test_a_glob_that_keeps_no_file_is_named(call: Call, sandbox: Path) -> None:
+    write(sandbox / "src" / "main.py", "# TODO: tests\n")
+    assert call("fs_grep", pattern="TODO", path="src", glob="true").content == (
+        "no matches for 'TODO' in 'src': no file there matches the glob 'true'; leave glob "
+        "out to search every file"
+    )
+
+
 def test_no_match_in_one_file_suggests_reading_it(call: Call, sandbox: Path) -> None:
     write(sandbox / "config.ini", "[database]\nport = 5432\n")
     assert call("fs_grep", pattern="db_port", path="config.ini").content == (

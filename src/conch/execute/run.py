@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from conch.execute.stages import run_plan
+from conch.execute.stages import not_found, run_plan
 from conch.host.process import KILL_GRACE_S, command_line, exit_code, run_process
 from conch.messages import Plan
 
@@ -220,7 +220,7 @@ def _spawn_failure(exc: OSError, cmd: list[str], cwd: Path, start: float) -> Exe
     if exc.filename is not None and os.fspath(exc.filename) == os.fspath(cwd):
         code, error = 1, f"cannot change to directory {cwd}: {reason}"
     elif isinstance(exc, FileNotFoundError):
-        code, error = 127, f"command not found: {cmd[0]}"
+        code, error = 127, not_found(cmd[0])
     elif isinstance(exc, PermissionError):
         code, error = 126, f"permission denied: {cmd[0]}"
     else:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import shutil
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
@@ -165,7 +166,7 @@ def _spawn(
                 close_fds=True,
             )
         except FileNotFoundError:
-            _say(table[2], f"command not found: {argv[0]}")
+            _say(table[2], not_found(argv[0], env))
             return _NOT_FOUND
         except PermissionError:
             _say(table[2], f"permission denied: {argv[0]}")
@@ -218,3 +219,16 @@ def _code(proc: subprocess.Popen[bytes] | int) -> int:
 def _say(fd: int, message: str) -> None:
     with contextlib.suppress(OSError):
         os.write(fd, f"conch: {message}\n".encode("utf-8", "replace"))
+
+
+# Names that are often missing where their versioned twin is there (Debian has no `python`).
+_TWINS = {"python": "python3", "pip": "pip3"}
+
+
+def not_found(name: str, env: Mapping[str, str] | None = None) -> str:
+    """The error for a program that is not there, naming its twin when that one is."""
+    twin = _TWINS.get(name)
+    path = (env if env is not None else os.environ).get("PATH")
+    if twin is not None and shutil.which(twin, path=path):
+        return f"command not found: {name} ({twin} is installed: use {twin})"
+    return f"command not found: {name}"

@@ -162,13 +162,13 @@ def split_tools(files: Files) -> list[Tool]:
     triggers: list[tuple[Callable[..., str], str]] = [
         (fs_read, "Read a text file, with line numbers."),
         (fs_write, "Create a file or replace all of its content."),
-        (fs_edit, "Change part of a file: replace exact text with new text."),
+        (fs_edit, "Change part of a file's text: replace exact text with new text."),
         (fs_list, "List what is in a directory."),
         (fs_glob, "Find files by name pattern, like **/*.py."),
         (fs_grep, "Search inside files for a regular expression."),
         (fs_mkdir, "Create a directory."),
         (fs_delete, "Delete a file, or a directory with recursive=true."),
-        (fs_move, "Rename or move a file or directory."),
+        (fs_move, "Rename or move a file or directory; its content stays."),
         (fs_diff, "Compare two files, or a file with proposed new text."),
     ]
     return [make_tool(function, trigger=trigger) for function, trigger in triggers]

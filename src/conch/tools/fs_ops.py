@@ -291,6 +291,11 @@ class Files:
             where = self.shown(base)
             if base.is_file():  # the word may be written otherwise: the file itself says
                 return f"no matches for {pattern!r} in '{where}'; read it to see its text"
+            if glob and not files:  # a glob that keeps no file (small models pass "true")
+                return (
+                    f"no matches for {pattern!r} in '{where}': no file there matches the "
+                    f"glob {glob!r}; leave glob out to search every file"
+                )
             return f"no matches for {pattern!r} in '{where}'"
         return "\n".join([*out, f"[{len(out)} matches in {hit_files} files]"])
 
