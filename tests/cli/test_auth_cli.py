@@ -140,9 +140,9 @@ def test_without_a_keyring_set_fails_in_one_line_without_the_key(conch: Conch) -
     assert result.err.count("\n") == 1 and SECRET not in result.err
 
 
-def test_set_on_a_terminal_reads_the_key_without_echo(
-    isolated_dirs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def child_keyring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The file a conch child process keeps its keys in (a file-backed keyring)."""
     path = tmp_path / "keyring.json"
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyringutil.FileKeyring")
     monkeypatch.setenv(FILE_VARIABLE, str(path))
@@ -150,6 +150,13 @@ def test_set_on_a_terminal_reads_the_key_without_echo(
     monkeypatch.setenv(
         "PYTHONPATH", os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")]))
     )
+    return path
+
+
+def test_set_on_a_terminal_reads_the_key_without_echo(
+    isolated_dirs: Path, tmp_path: Path, child_keyring: Path
+) -> None:
+    path = child_keyring
     child = spawn_conch(tmp_path, "auth", "set", "openai")
     child.expect_exact("API key for openai (OPENAI_API_KEY): ")
     child.send(SECRET + "\r")
@@ -213,15 +220,9 @@ def azure(isolated_dirs: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[type
 
 
 def test_a_missing_key_is_asked_for_on_the_terminal_and_kept_in_the_keyring(
-    isolated_dirs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, azure: type[_Azure]
+    isolated_dirs: Path, tmp_path: Path, child_keyring: Path, azure: type[_Azure]
 ) -> None:
-    path = tmp_path / "keyring.json"
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyringutil.FileKeyring")
-    monkeypatch.setenv(FILE_VARIABLE, str(path))
-    tests = str(Path(__file__).resolve().parents[1])
-    monkeypatch.setenv(
-        "PYTHONPATH", os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")]))
-    )
+    path = child_keyring
     child = spawn_conch(tmp_path, "chat", "-p", "say hello")
     child.expect_exact("API key for azure (AZURE_OPENAI_API_KEY, empty to stop): ")
     child.send(AZURE_KEY + "\r")

@@ -4,11 +4,14 @@ tools by name), how it ended and what went wrong (``conch help history``)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from conch.cli.environment import Environment
+from conch.cli.status import ExitStatus, status_for
 from conch.errors import ConchError
 
 # How much of a failed call's error an entry keeps.
@@ -33,11 +36,30 @@ class TurnLog:
         self.calls: list[dict[str, Any]] = []
         self.notes: list[str] = []
         self.started = time.monotonic()
+        self.code: int = ExitStatus.ERROR
 
     def start(self, request: str) -> None:
         """A turn begins."""
         self.request, self.calls, self.notes = request, [], []
         self.started = time.monotonic()
+
+    @contextlib.contextmanager
+    def turn(self, request: str) -> Iterator[TurnLog]:
+        """One turn of ``request``, written to the log however it ends: with ``code`` as the
+        caller set it, or as the error or Ctrl+C that ended it says."""
+        self.start(request)
+        self.code = int(ExitStatus.ERROR)
+        note: str | None = None
+        try:
+            yield self
+        except KeyboardInterrupt:
+            self.code, note = ExitStatus.INTERRUPTED, "interrupted by the user (Ctrl+C)"
+            raise
+        except ConchError as exc:
+            self.code, note = status_for(exc), str(exc)
+            raise
+        finally:
+            self.finish(self.code, note)
 
     def tee(self, show: Callable[[AgentEvent], None]) -> Callable[[AgentEvent], None]:
         """An event callback that shows each event with ``show`` and notes it here."""

@@ -164,16 +164,6 @@ def _read_secret(env: Environment, question: str) -> str:
     """The key: typed on the terminal without echo, or the first line of piped stdin."""
     if not env.stdin_isatty:
         return env.stdin.readline().strip()
-    if env.stdin is sys.stdin:
-        import getpass
-
-        try:
-            return getpass.getpass(question, stream=env.stderr).strip()
-        except EOFError:
-            return ""
-    terminal = env.open_terminal()
-    if terminal is None:
+    if env.stdin is not sys.stdin and env.open_terminal() is None:
         raise UsageError("no terminal to type the key on; pipe it in: conch auth set NAME < file")
-    env.stderr.write(question)
-    env.stderr.flush()
-    return terminal.readline().strip()
+    return _terminal_secret(env, question)

@@ -8,6 +8,7 @@ REPL's slash commands, and saves the chat after every turn (``sessionfile``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from conch.cli.agentsetup import AgentSetup, Refusals, model_name, open_session,
 from conch.cli.agentview import TurnView, tools_table
 from conch.cli.environment import Environment
 from conch.cli.repl import Interrupts, make_reader
-from conch.cli.status import ExitStatus, status_for
+from conch.cli.status import ExitStatus
 from conch.errors import ConchError, UsageError
 
 if TYPE_CHECKING:
@@ -130,26 +131,16 @@ class Chat:
         history log, however it ends."""
         self.view.begin()
         log = self.log
-        show = self.view.on_event if log is None else log.tee(self.view.on_event)
-        if log is not None:
-            log.start(text)
-        code: int = ExitStatus.ERROR
-        note: str | None = None
         try:
-            reply = self.session.chat(text, on_event=show)
-            code = ExitStatus.OK
-            return reply
-        except KeyboardInterrupt:
-            code, note = ExitStatus.INTERRUPTED, "interrupted by the user (Ctrl+C)"
-            raise
-        except ConchError as exc:
-            code, note = status_for(exc), str(exc)
-            raise
+            with log.turn(text) if log is not None else contextlib.nullcontext():
+                show = self.view.on_event if log is None else log.tee(self.view.on_event)
+                reply = self.session.chat(text, on_event=show)
+                if log is not None:
+                    log.code = ExitStatus.OK
+                return reply
         finally:
             self.view.pause()
             self.save()
-            if log is not None:
-                log.finish(code, note)
 
     def save(self) -> None:
         """Write the chat to its file (unless --no-local-session); a failure is a warning."""

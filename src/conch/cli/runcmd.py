@@ -19,8 +19,8 @@ from conch.cli.agentview import (
     checklist_summary,
 )
 from conch.cli.environment import Environment
-from conch.cli.status import ExitStatus, status_for
-from conch.errors import ConchError, InputError, UsageError
+from conch.cli.status import ExitStatus
+from conch.errors import InputError, UsageError
 
 if TYPE_CHECKING:
     from conch.agent.session import Session
@@ -69,20 +69,9 @@ def run_task(args: argparse.Namespace, env: Environment) -> int:
         env, f"  ({model_name(loaded)}; {setup.root}; {bash})", "2"
     )
     log = TurnLog(env, ["conch", *args.argv], loaded)
-    log.start(goal)
-    code: int = ExitStatus.ERROR
-    note: str | None = None
-    try:
-        code = _work(env, session, view, plan, refusals, log, header, prompt)
-        return code
-    except KeyboardInterrupt:
-        code, note = ExitStatus.INTERRUPTED, "interrupted by the user (Ctrl+C)"
-        raise
-    except ConchError as exc:
-        code, note = status_for(exc), str(exc)
-        raise
-    finally:
-        log.finish(code, note)
+    with log.turn(goal):
+        log.code = _work(env, session, view, plan, refusals, log, header, prompt)
+    return log.code
 
 
 def _work(
