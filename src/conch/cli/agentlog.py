@@ -38,16 +38,12 @@ class TurnLog:
         self.started = time.monotonic()
         self.code: int = ExitStatus.ERROR
 
-    def start(self, request: str) -> None:
-        """A turn begins."""
-        self.request, self.calls, self.notes = request, [], []
-        self.started = time.monotonic()
-
     @contextlib.contextmanager
     def turn(self, request: str) -> Iterator[TurnLog]:
         """One turn of ``request``, written to the log however it ends: with ``code`` as the
         caller set it, or as the error or Ctrl+C that ended it says."""
-        self.start(request)
+        self.request, self.calls, self.notes = request, [], []
+        self.started = time.monotonic()
         self.code = int(ExitStatus.ERROR)
         note: str | None = None
         try:
@@ -104,7 +100,7 @@ class TurnLog:
             notes="; ".join(notes) or None,
             request=self.request,
             provider=ai.provider,
-            model=ai.model or (ai.local.model_path if ai.provider == "local" else None),
+            model=ai.model_in_use,
             executed=any(c["tool"] == "bash" and c["ok"] for c in self.calls),
             duration_ms=int((time.monotonic() - self.started) * 1000),
             tool_calls=list(self.calls),

@@ -129,5 +129,5 @@ def open_session(
 def model_name(loaded: LoadedSettings) -> str:
     """The model in a few words: provider and model (or model file)."""
     ai = loaded.settings.ai
-    model = ai.model or (ai.local.model_path if ai.provider == "local" else None)
+    model = ai.model_in_use
     return f"{ai.provider}: {model}" if model else ai.provider

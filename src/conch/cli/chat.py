@@ -8,7 +8,6 @@ REPL's slash commands, and saves the chat after every turn (``sessionfile``).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import signal
 from collections.abc import Callable
@@ -64,8 +63,8 @@ def run_chat(args: argparse.Namespace, env: Environment) -> int:
         if args.show_system_prompt:
             env.stdout.write(session.render_system().rstrip("\n") + "\n")
             return ExitStatus.OK
-        chat = Chat(args, env, session, setup, plan, view, model_name(loaded))
-        chat.log = TurnLog(env, ["conch", *args.argv], loaded)
+        log = TurnLog(env, ["conch", *args.argv], loaded)
+        chat = Chat(args, env, session, setup, plan, view, model_name(loaded), log)
         if args.resume:
             chat.resume()
         if args.prompt is not None:
@@ -92,18 +91,18 @@ class Chat:
         plan: PlanState,
         view: TurnView,
         model: str,
+        log: TurnLog,
     ) -> None:
         from conch.cli.sessionfile import session_path
         from conch.config.paths import Paths
 
         self.args, self.env, self.session, self.setup = args, env, session, setup
-        self.plan, self.view, self.model = plan, view, model
+        self.plan, self.view, self.model, self.log = plan, view, model, log
         view.n_ctx = session.context_tokens
         self.state_dir = Paths.default().state_dir
         self.path = session_path(self.state_dir, setup.root)
         self.save_enabled = not args.no_local_session
         self.interrupts = Interrupts()
-        self.log: TurnLog | None = None
         self._replying = False
 
     # -- the conversation --------------------------------------------------------------------
@@ -130,13 +129,10 @@ class Chat:
         """One turn, shown as it happens; the chat is saved, and the turn recorded in the
         history log, however it ends."""
         self.view.begin()
-        log = self.log
         try:
-            with log.turn(text) if log is not None else contextlib.nullcontext():
-                show = self.view.on_event if log is None else log.tee(self.view.on_event)
-                reply = self.session.chat(text, on_event=show)
-                if log is not None:
-                    log.code = ExitStatus.OK
+            with self.log.turn(text):
+                reply = self.session.chat(text, on_event=self.log.tee(self.view.on_event))
+                self.log.code = ExitStatus.OK
                 return reply
         finally:
             self.view.pause()

@@ -139,7 +139,7 @@ def _provider(state: Run, loaded: LoadedSettings) -> Provider:
     ai = loaded.settings.ai
     provider = open_provider(ai, loaded.settings.daemon)
     state.provider_name = ai.provider
-    state.model = ai.model or (ai.local.model_path if ai.provider == "local" else None)
+    state.model = ai.model_in_use
     return provider
 
 

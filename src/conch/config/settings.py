@@ -98,6 +98,12 @@ class AISettings(_Model):
     # models rarely emit native calls; measured in benchmarks/agent).
     tool_calls: Literal["auto", "native", "json"] = "auto"
     local: LocalSettings = Field(default_factory=LocalSettings)
+
+    @property
+    def model_in_use(self) -> str | None:
+        """The model that answers: ``model``, or the local model file, if either is set."""
+        return self.model or (self.local.model_path if self.provider == "local" else None)
+
     script: list[str] = Field(default_factory=list)
 
 
