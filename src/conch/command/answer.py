@@ -18,6 +18,7 @@ from conch.errors import ModelOutputError
 from conch.messages import GenerationOptions, Message, ProviderEvent, Usage
 from conch.policy import PolicyContext, Verdict, assess
 from conch.providers.base import EventCallback, Provider, drain, respond
+from conch.validate.extract import FENCE, SHELL_LANGS
 
 ANSWER_PROMPT = (
     "You are conch, an expert on the Unix shell. Answer the user's question in two or three "
@@ -45,9 +46,7 @@ EXAMPLES = (
 # A few sentences and one command fit; the cap keeps an answer to seconds on a small CPU.
 ANSWER_MAX_TOKENS = 200
 
-_FENCE = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.S)
 _ONE_LINE_FENCE = re.compile(r"```([^`\n]+)```")
-_SHELL_LANGS = {"", "sh", "bash", "shell", "console", "zsh", "terminal", "fish"}
 _PROMPT_SIGN = re.compile(r"^\s*[$>]\s+")
 
 
@@ -128,15 +127,15 @@ def split_suggestion(reply: str) -> tuple[str, str | None]:
     command: str | None = None
     seen = False
     reply = _ONE_LINE_FENCE.sub(lambda m: f"```\n{m.group(1).strip()}\n```", reply)
-    for lang, body in _FENCE.findall(reply):
-        if seen or lang.lower() not in _SHELL_LANGS:
+    for lang, body in FENCE.findall(reply):
+        if seen or lang.lower() not in SHELL_LANGS:
             continue
         seen = True
         lines = [_PROMPT_SIGN.sub("", ln).strip() for ln in body.replace("\\\n", " ").split("\n")]
         lines = [ln for ln in lines if ln and not ln.startswith("#")]
         if len(lines) == 1:
             command = lines[0]
-    prose = _FENCE.sub("\n", reply)
+    prose = FENCE.sub("\n", reply)
     prose = re.sub(r"[ \t]+\n", "\n", prose)
     prose = re.sub(r"\n{3,}", "\n\n", prose).strip()
     return prose, command

@@ -12,7 +12,8 @@ from conch.errors import ModelOutputError
 # first, without the escaping damage that wrapping the command in JSON caused.
 ONE_LINE_GRAMMAR = "root ::= [^`#\\n ] [^\\n]*"
 
-_FENCE = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.S)
+# A fenced code block: its language tag and its body (an unclosed last fence runs to the end).
+FENCE = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.S)
 _INLINE = re.compile(r"`([^`\n]+)`")
 _CMD_LINE = re.compile(r"^\s*(?:CMD|COMMAND|Command)\s*:\s*(.+?)\s*$", re.M)
 _PROMPT = re.compile(r"^\s*(?:\$|#|>)\s+")
@@ -25,7 +26,10 @@ _PROSE_LEAD = re.compile(
 # ``echo "a – b"`` keeps its dash.
 _OPTION_DASH = re.compile(r"(?<![^\s])([\u2010-\u2015\u2212]+)(?=[\w-])")
 _LONG_DASHES = frozenset("\u2014\u2015")
-_SHELL_LANGS = {"", "bash", "sh", "shell", "console", "zsh", "shell-session", "terminal", "fish"}
+# The language tags of a fenced block that holds shell commands.
+SHELL_LANGS = frozenset(
+    {"", "bash", "sh", "shell", "console", "zsh", "shell-session", "terminal", "fish"}
+)
 
 
 def extract_command(reply: str) -> str:
@@ -37,11 +41,11 @@ def extract_command(reply: str) -> str:
     if not text:
         raise ModelOutputError("the model returned an empty reply; rephrase the request or retry")
     for match in _CMD_LINE.finditer(text):
-        command = _clean(match.group(1))
+        command = clean_command(match.group(1))
         if command:
             return command
-    for lang, body in _FENCE.findall(text):
-        if lang.lower() in _SHELL_LANGS:
+    for lang, body in FENCE.findall(text):
+        if lang.lower() in SHELL_LANGS:
             command = _from_block(body)
             if command:
                 return command
@@ -50,20 +54,20 @@ def extract_command(reply: str) -> str:
         only = lines[0].strip()
         whole = _INLINE.fullmatch(only)
         if whole:
-            return _clean(whole.group(1))
+            return clean_command(whole.group(1))
         spans = _INLINE.findall(only)
         if spans and _PROSE_LEAD.match(only):
-            return _clean(max(spans, key=len))
-        return _clean(only)
+            return clean_command(max(spans, key=len))
+        return clean_command(only)
     # Several lines of prose: prefer inline code that starts with a real program, then a
     # line that does.
     for span in _INLINE.findall(text):
         if _looks_like_command(span):
-            return _clean(span)
+            return clean_command(span)
     for line in lines:
         if _looks_like_command(line):
-            return _clean(line)
-    first = _clean(lines[0])
+            return clean_command(line)
+    first = clean_command(lines[0])
     if first and not _PROSE_LEAD.match(first):
         return first
     raise ModelOutputError(
@@ -82,10 +86,10 @@ def _from_block(body: str) -> str:
         joined.append(line)
         if not line.endswith("\\"):
             break
-    return _clean(" ".join(part.rstrip("\\").strip() for part in joined))
+    return clean_command(" ".join(part.rstrip("\\").strip() for part in joined))
 
 
-def _clean(command: str) -> str:
+def clean_command(command: str) -> str:
     command = command.strip()
     if len(command) >= 2 and command[0] == command[-1] == "`":
         command = command.strip("`").strip()
@@ -99,7 +103,7 @@ def _ascii_dashes(match: re.Match[str]) -> str:
 
 
 def _looks_like_command(line: str) -> bool:
-    line = _clean(line)
+    line = clean_command(line)
     if not line or _PROSE_LEAD.match(line):
         return False
     first = line.split()[0]
