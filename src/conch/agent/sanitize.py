@@ -25,9 +25,16 @@ APPENDIX_CAP = 16 * 1024
 LINE_MARK = "…"
 PARAGRAPH_MARK = "\n[… truncated]"
 
-# Escape sequences: CSI (ESC [ ... final byte), OSC (ESC ] ... BEL or ESC \), and any other
-# two-byte ESC sequence. Removed whole, so no stray "[31m" is left behind.
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?")
+# Escape sequences, removed whole so no stray "[31m" is left behind: CSI (colours, cursor
+# movement), OSC (window titles, hyperlinks), DCS/PM/APC strings, character set selection,
+# and any other ESC sequence.
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[P^_X][^\x1b]*(?:\x1b\\)?"
+    r"|\x1b[()*+][0-9A-Za-z]"
+    r"|\x1b[ -/]*[0-~]?"
+)
 # C0 controls, DEL, C1 controls and the Unicode line and paragraph separators.
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # What a paragraph keeps of those: newline and tab.
