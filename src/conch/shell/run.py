@@ -68,6 +68,8 @@ _READ_SIZE = 65536
 _WRITE_SIZE = 4096
 _INTERRUPT = b"\x03"
 _DEFAULT_SIZE = struct.pack("HHHH", 24, 80, 0, 0)
+
+
 @dataclass(frozen=True, slots=True)
 class Ran:
     """How a shell line ended. ``exit_code`` follows the shell (128+N for signal N);
