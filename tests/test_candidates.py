@@ -485,6 +485,47 @@ def test_review_stops_after_a_first_answer_that_worked(
     assert proposal.command == ("sort -h sizes.txt" if answers == 1 else "sort -n sizes.txt")  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize(
+    ("forward", "answers", "scored"),
+    [
+        (-0.5, 1, []),  # sure of the command it wrote: no score asked for, no other answer
+        (-6.0, 1, ["sort -h sizes.txt"]),  # not sure: the score decides (likely enough)
+        (None, 1, ["sort -h sizes.txt"]),  # no log-probability from the provider: the same
+    ],
+)
+def test_review_stops_without_a_score_when_the_model_was_sure_of_a_command_that_worked(
+    forward: float | None, answers: int, scored: list[str]
+) -> None:
+    provider = ScriptedProvider.of("sort -h sizes.txt", "sort -n sizes.txt", "sort -n sizes.txt")
+    provider.scores = {"sort -h sizes.txt": -2.0, "sort -n sizes.txt": -1.0}
+    provider.logprobs = {"sort -h sizes.txt": forward} if forward is not None else {}
+    runner = TableRunner({"sort -h sizes.txt": (0, "1K\n", "")})
+    proposal = run_propose(
+        provider,
+        runner,
+        candidates=1,
+        review_stop="worked",
+        review_stop_score=-5.0,
+        review_stop_forward=-1.0,
+    )
+    assert len(provider.sent) == answers and provider.scored == scored
+    assert all(sent.options.logprobs for sent in provider.sent)
+    first = proposal.trials_json()[0]  # type: ignore[attr-defined]
+    assert first.get("forward") == forward
+
+
+def test_a_sure_command_whose_dry_run_failed_is_reviewed() -> None:
+    provider = ScriptedProvider.of("sort -X a", "sort -h sizes.txt", "sort -h sizes.txt")
+    provider.scores = {"sort -X a": -1.0, "sort -h sizes.txt": -2.0}
+    provider.logprobs = {"sort -X a": -0.1}
+    runner = TableRunner({"sort -h sizes.txt": (0, "1K\n", "")})
+    proposal = run_propose(
+        provider, runner, candidates=1, repair=False, review_stop="worked", review_stop_forward=-1.0
+    )
+    assert len(provider.sent) == 3
+    assert proposal.command == "sort -h sizes.txt"  # type: ignore[attr-defined]
+
+
 def test_review_goes_on_when_the_first_answer_did_not_work() -> None:
     provider = ScriptedProvider.of("sort -X a", "sort -h sizes.txt", "sort -h sizes.txt")
     provider.scores = {"sort -X a": -1.0, "sort -h sizes.txt": -2.0}

@@ -125,11 +125,14 @@ class Stage:
 class Finished:
     """The end of a reply: token counts, why it ended (``stop``, ``length``, ``tool_calls``),
     and the engine's own timings where a llama.cpp engine reports them (``prompt_n``,
-    ``cache_n``: how much of the prompt it evaluated and how much it reused)."""
+    ``cache_n``: how much of the prompt it evaluated and how much it reused), and the sum of
+    the reply's token log-probabilities when ``GenerationOptions.logprobs`` asked for them
+    and the provider gave them."""
 
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
     timings: dict[str, Any] | None = None
+    logprob: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +156,7 @@ class Response:
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
+    logprob: float | None = None  # ``Finished.logprob``
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +167,9 @@ class GenerationOptions:
     ``json_schema`` asks for schema-constrained JSON where the provider supports it.
     ``end_bias`` is added to the logit of the model's end-of-reply token (a positive value
     ends a reply sooner once ending is likely; honoured where the provider can name that
-    token: the embedded engines and llama.cpp servers).
+    token: the embedded engines and llama.cpp servers). ``logprobs`` asks for the log-probability
+    of each token of the reply (``Finished.logprob`` gets their sum) where the provider gives
+    them: the embedded engine, llama.cpp servers, OpenAI and Azure.
     """
 
     temperature: float = 0.0
@@ -173,6 +179,7 @@ class GenerationOptions:
     json_schema: dict[str, Any] | None = None
     seed: int | None = None
     end_bias: float = 0.0
+    logprobs: bool = False
 
 
 @dataclass(frozen=True, slots=True)

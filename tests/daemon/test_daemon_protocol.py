@@ -40,7 +40,12 @@ def test_messages_and_options_survive_the_wire() -> None:
         Message("tool", "a b c", tool_call_id="c1", name="ls"),
     ]
     options = GenerationOptions(
-        temperature=0.4, max_tokens=9, stop=("\n", "$"), json_schema={"type": "object"}, seed=3
+        temperature=0.4,
+        max_tokens=9,
+        stop=("\n", "$"),
+        json_schema={"type": "object"},
+        seed=3,
+        logprobs=True,
     )
     line = protocol.encode(
         {
@@ -69,6 +74,15 @@ def test_messages_and_options_survive_the_wire() -> None:
                 "type": "chunk",
                 "usage": {"prompt_tokens": 12, "completion_tokens": 3},
                 "finish_reason": "stop",
+            },
+        ),
+        (
+            Finished(Usage(5, 2), "stop", logprob=-0.25),
+            {
+                "type": "chunk",
+                "usage": {"prompt_tokens": 5, "completion_tokens": 2},
+                "finish_reason": "stop",
+                "logprob": -0.25,
             },
         ),
     ],

@@ -105,6 +105,20 @@ def test_chunk_events_text_then_calls_then_one_finished() -> None:
     ]
 
 
+def test_chunk_events_sum_the_log_probabilities_of_the_reply_tokens() -> None:
+    def token(text: str, logprob: float) -> dict[str, object]:
+        return {
+            "choices": [
+                {"delta": {"content": text}, "logprobs": {"content": [{"logprob": logprob}]}}
+            ]
+        }
+
+    events = list(chunk_events([token("ls", -0.5), token(" -l", -0.25), choice({}, "stop")]))
+    assert events[-1] == Finished(Usage(), "stop", None, -0.75)
+    # A stream without them has none (not zero).
+    assert list(chunk_events([choice({"content": "ls"}, "stop")]))[-1].logprob is None  # type: ignore[union-attr]
+
+
 def test_chunk_events_quote_a_chunk_of_the_wrong_shape() -> None:
     with pytest.raises(MalformedStream, match="choices"):
         list(chunk_events([{"choices": "nope"}]))

@@ -44,6 +44,7 @@ class Trial:
         "shipped"  # how its worked examples were found (conch.command.examples.RETRIEVALS)
     )
     likelihood: float | None = None  # the review's score, when it chose among answers
+    forward: float | None = None  # the command's own log-probability, for the greedy one
 
     @property
     def outcome(self) -> str:
@@ -103,6 +104,8 @@ class Trial:
             data["examples"] = self.examples
         if self.likelihood is not None:
             data["likelihood"] = round(self.likelihood, 3)
+        if self.forward is not None:
+            data["forward"] = round(self.forward, 3)
         if self.dry_run is not None:
             data["exit_code"] = self.dry_run.exit_code
             if self.dry_run.scratch:

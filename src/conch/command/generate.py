@@ -41,12 +41,14 @@ DOCUMENTATION_PROMPT = "Documentation on this machine of programs that may help:
 
 @dataclass(frozen=True, slots=True)
 class Generated:
-    """A command the model proposed, with the raw reply it came from."""
+    """A command the model proposed, with the raw reply it came from and, where the provider
+    gives it, the reply's log-probability (the sum over its tokens)."""
 
     command: str
     reply: str
     usage: Usage
     seconds: float
+    logprob: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,13 +161,15 @@ def generate_events(
         grammar=ONE_LINE_GRAMMAR,
         seed=attempt.seed,
         end_bias=ask.end_bias,
+        logprobs=True,
     )
     started = time.monotonic()
     response = yield from respond(provider, messages, options)
     command = extract_command(response.text)
     if "\n" in command:
         raise ModelOutputError("the model replied with several lines; ask for one command")
-    return Generated(command, response.text, response.usage, time.monotonic() - started)
+    seconds = time.monotonic() - started
+    return Generated(command, response.text, response.usage, seconds, response.logprob)
 
 
 def select_examples(

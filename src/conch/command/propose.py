@@ -229,6 +229,7 @@ class _Request:
         provider = self.pipeline.provider
         generated = yield from generate_events(provider, ask, Attempt(temperature))
         trials = [(yield from self.trial(generated.command, "greedy", earlier))]
+        trials[0].forward = generated.logprob
         replies = {generated.command: generated}
         notes: list[str] = []
         sampling = gen.sample_when == "always" or is_doubtful(trials[0])
@@ -322,7 +323,10 @@ class _Request:
         likeliest as its description (``review_messages``); the first on a tie.
 
         With ``generation.review_stop: worked`` the first answer stands alone when its dry
-        run worked (``ok``), and its score is at least ``review_stop_score`` when one is set.
+        run worked (``ok``), and its score is at least ``review_stop_score`` when one is set;
+        or, with ``review_stop_forward`` set, when it is the greedy command and the model's
+        own log-probability of it (which comes with the generation) is at least that, so no
+        score is asked for.
         A provider that cannot score (OpenAI, Azure) is found out by scoring the first answer,
         before any other is made: only the first is then made. A provider failure (or Ctrl+C)
         ends the review with the answers made so far, and says so in the notes.
@@ -337,6 +341,9 @@ class _Request:
         worked = stop == "worked" and first.chosen.outcome == "ok"
         if worked and threshold is None:
             return answers, 0  # the first answer worked: no doubt to resolve
+        sure, forward = self.gen.review_stop_forward, first.chosen.forward
+        if worked and sure is not None and forward is not None and forward >= sure:
+            return answers, 0  # the greedy command worked and the model was sure of it
         try:
             scores = {first.chosen.command: score(first.chosen.command)}
         except ConchError as exc:

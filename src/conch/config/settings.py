@@ -141,6 +141,9 @@ class GenerationSettings(_Model):
     # (benchmarks/results/accuracy-early-exit.md).
     review_stop: Literal["never", "worked"] = "worked"
     review_stop_score: float | None = Field(default=-40.0, le=0.0)
+    # Or stop without that score when the first answer is the greedy command, its dry run
+    # worked and the command's own log-probability (free with the generation) is at least this.
+    review_stop_forward: float | None = Field(default=None, le=0.0)
 
 
 DEFAULT_SKIP_COMMANDS = ("cd", "pwd", "echo", "true", "false")

@@ -51,8 +51,8 @@ if TYPE_CHECKING:
 
 # Raised whenever a message changes shape, so a service of the old shape is replaced rather
 # than sent what it cannot read (2: generation options carry ``end_bias``; 3: ``likelihood``;
-# 4: ``tokenize``).
-PROTOCOL = 4
+# 4: ``tokenize``; 5: generation options carry ``logprobs``, the end of a reply its sum).
+PROTOCOL = 5
 
 # One line may carry a whole prompt (peeked files, help text): generous, but bounded.
 MAX_LINE = 16 * 2**20
@@ -196,6 +196,8 @@ def event_to_wire(event: ProviderEvent) -> dict[str, Any] | None:
         message: dict[str, Any] = {"type": "chunk", "usage": asdict(event.usage)}
         if event.finish_reason is not None:
             message["finish_reason"] = event.finish_reason
+        if event.logprob is not None:
+            message["logprob"] = event.logprob
         return message
     if isinstance(event, Stage):
         return {"type": "progress", "stage": event.label}
@@ -213,11 +215,13 @@ def events_from_wire(message: dict[str, Any]) -> list[TextDelta | ToolCall | Fin
             events.append(ToolCall(**call))
         usage = message.get("usage")
         finish = message.get("finish_reason")
+        logprob = message.get("logprob")
         if usage is not None or finish is not None:
             events.append(
                 Finished(
                     Usage(**usage) if usage is not None else Usage(),
                     str(finish) if finish is not None else None,
+                    logprob=float(logprob) if isinstance(logprob, (int, float)) else None,
                 )
             )
         return events

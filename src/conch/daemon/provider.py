@@ -128,7 +128,7 @@ class DaemonProvider:
                     timings = reply.get("timings")
                     end = end or Finished()
                     timings = dict(timings) if isinstance(timings, dict) else None
-                    yield Finished(end.usage, end.finish_reason, timings)
+                    yield Finished(end.usage, end.finish_reason, timings, end.logprob)
             yield from self._told()
             if self._fallback is None:
                 return

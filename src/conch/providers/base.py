@@ -77,6 +77,7 @@ def respond(
     calls: list[ToolCall] = []
     usage = Usage()
     finish: str | None = None
+    logprob: float | None = None
     for event in provider.stream(messages, options or GenerationOptions(), tools):
         yield event
         if isinstance(event, TextDelta):
@@ -84,8 +85,9 @@ def respond(
         elif isinstance(event, ToolCall):
             calls.append(event)
         elif isinstance(event, Finished):
-            usage, finish = event.usage, event.finish_reason
-    return Response(text="".join(parts), tool_calls=tuple(calls), usage=usage, finish_reason=finish)
+            usage, finish, logprob = event.usage, event.finish_reason, event.logprob
+    text = "".join(parts)
+    return Response(text, tuple(calls), usage, finish, logprob)
 
 
 def complete(

@@ -224,6 +224,9 @@ class OpenAIProvider:
             body["stop"] = list(options.stop)
         if options.seed is not None:
             body["seed"] = options.seed
+        if options.logprobs:
+            body["logprobs"] = True
+            body["top_logprobs"] = 1  # the fewest that still reports each token's own
         if tools:
             body["tools"] = [tool.to_openai() for tool in tools]
         if options.json_schema is not None:

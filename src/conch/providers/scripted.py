@@ -53,6 +53,8 @@ class ScriptedProvider:
     # ``likelihood`` answers: the score of each command under review (None: cannot score).
     scores: dict[str, float] | None = None
     scored: list[str] = field(default_factory=list)
+    # The log-probability each reply ends with when ``options.logprobs`` asks (by reply text).
+    logprobs: dict[str, float] | None = None
 
     @classmethod
     def of(cls, *replies: Reply) -> ScriptedProvider:
@@ -98,7 +100,9 @@ class ScriptedProvider:
         yield from calls
         prompt_tokens = sum(len(m.content.split()) for m in messages)
         completion = len(text.split()) + len(calls)
-        yield Finished(Usage(prompt_tokens, completion), "tool_calls" if calls else "stop")
+        finish = "tool_calls" if calls else "stop"
+        logprob = (self.logprobs or {}).get(text) if options.logprobs else None
+        yield Finished(Usage(prompt_tokens, completion), finish, logprob=logprob)
 
     def likelihood(self, messages: Sequence[Message], reply: str) -> float | None:
         """The scripted score of the command the last message asks about (``scores``);

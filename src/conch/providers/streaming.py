@@ -116,13 +116,15 @@ class ToolCallAssembler:
 def chunk_events(chunks: Iterable[Mapping[str, Any]]) -> Iterator[ProviderEvent]:
     """conch's events for a stream of ``chat.completion.chunk`` objects: a ``TextDelta`` for
     each piece of content, the tool calls whole once their choice finishes (or the stream
-    ends), then one ``Finished`` with the usage, the finish reason and llama.cpp's timings.
+    ends), then one ``Finished`` with the usage, the finish reason, llama.cpp's timings and the
+    sum of the tokens' log-probabilities (``logprobs.content``) when the chunks carry them.
 
     MalformedStream (quoting the chunk) for a chunk of the wrong shape."""
     tools = ToolCallAssembler()
     usage: Usage | None = None
     finish: str | None = None
     timings: dict[str, Any] | None = None
+    logprob: float | None = None
     for chunk in chunks:
         try:
             if chunk.get("usage"):
@@ -130,6 +132,8 @@ def chunk_events(chunks: Iterable[Mapping[str, Any]]) -> Iterator[ProviderEvent]
             if isinstance(chunk.get("timings"), dict):
                 timings = dict(chunk["timings"])
             for choice in chunk.get("choices") or []:
+                for token in (choice.get("logprobs") or {}).get("content") or []:
+                    logprob = (logprob or 0.0) + float(token["logprob"])
                 delta = choice.get("delta") or {}
                 if delta.get("content"):
                     yield TextDelta(str(delta["content"]))
@@ -143,7 +147,7 @@ def chunk_events(chunks: Iterable[Mapping[str, Any]]) -> Iterator[ProviderEvent]
         except (AttributeError, TypeError, KeyError, ValueError) as exc:
             raise MalformedStream(_quote(chunk)) from exc
     yield from tools.flush()
-    yield Finished(usage or Usage(), finish, timings)
+    yield Finished(usage or Usage(), finish, timings, logprob)
 
 
 def usage_of(raw: Mapping[str, Any]) -> Usage:

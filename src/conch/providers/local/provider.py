@@ -43,6 +43,9 @@ def build_request(
         request["stop"] = list(options.stop)
     if options.seed is not None:
         request["seed"] = options.seed
+    if options.logprobs:
+        request["logprobs"] = True
+        request["top_logprobs"] = 1  # the fewest that still reports each token's own
     if options.grammar:
         request["grammar"] = options.grammar
     elif options.json_schema is not None:
