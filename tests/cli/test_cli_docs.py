@@ -10,7 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from conch.cli.agentargs import build_auth_parser, build_chat_parser, build_run_parser
+from conch.cli.agentargs import (
+    build_auth_parser,
+    build_chat_parser,
+    build_run_parser,
+    build_shell_parser,
+)
 from conch.cli.help import TOPICS, render_help
 from conch.cli.main import build_check_parser, build_daemon_parser, build_parser
 
@@ -32,7 +37,8 @@ def test_every_cli_flag_is_documented_in_a_help_topic(flag: str) -> None:
     ("topic", "flag"),
     [("chat", flag) for flag in _flags(build_chat_parser())]
     + [("run", flag) for flag in _flags(build_run_parser())]
-    + [("auth", flag) for flag in _flags(build_auth_parser())],
+    + [("auth", flag) for flag in _flags(build_auth_parser())]
+    + [("shell", flag) for flag in _flags(build_shell_parser())],
 )
 def test_every_agent_flag_is_documented_on_its_command_s_page(topic: str, flag: str) -> None:
     assert flag in render_help(topic), f"{flag} is not documented in `conch help {topic}`"
@@ -46,6 +52,7 @@ def test_every_agent_flag_is_documented_on_its_command_s_page(topic: str, flag: 
         ["help", "safety"],
         ["help", "daemon"],
         ["help", "chat"],
+        ["help", "shell"],
         ["help", "tools"],
         ["check", "--", "ls", "-la"],
     ],

@@ -73,7 +73,7 @@ def test_a_command_word_written_plainly_is_a_usage_error_naming_both_ways(
 
 
 def test_the_subcommands_still_dispatch(conch: Conch, isolated_dirs: Path) -> None:
-    assert set(COMMANDS) == {"check", "daemon", "doctor", "help", "chat", "run", "auth"}
+    assert set(COMMANDS) == {"check", "daemon", "doctor", "help", "chat", "shell", "run", "auth"}
     checked = conch("check", "--json", "--", "ls", "-la")
     assert checked.code == 0 and '"decision": "allow"' in checked.out
     assert conch("help", "safety").out.startswith("SAFETY")

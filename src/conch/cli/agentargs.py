@@ -14,6 +14,7 @@ from conch.errors import UsageError
 
 CHAT_USAGE = "conch chat [OPTIONS] [-p PROMPT] [--continue]"
 RUN_USAGE = 'conch run [OPTIONS] "INSTRUCTION" | --plan FILE'
+SHELL_USAGE = "conch shell [OPTIONS] [--continue] [--model NAME]"
 AUTH_USAGE = "conch auth set|show|remove PROVIDER"
 AUTH_ACTIONS = ("set", "show", "remove")
 TOOL_MODES = ("split", "unified", "both")
@@ -21,6 +22,8 @@ MODES = ("interactive", "restricted", "full", "restricted-autonomous", "full-aut
 # Model replies per turn: a chat turn answers one message; a task takes more steps.
 CHAT_ITERATIONS = 10
 RUN_ITERATIONS = 20
+# Model replies one goal of ``conch shell``'s autonomous mode may take.
+SHELL_STEPS = 20
 
 
 class _Parser(argparse.ArgumentParser):
@@ -134,6 +137,41 @@ def build_run_parser() -> argparse.ArgumentParser:
     p.add_argument("instruction", nargs="*", metavar="INSTRUCTION", help="the task, in quotes")
     p.add_argument("--plan", metavar="FILE", help="a task file: YAML, JSON or Markdown")
     _agent_flags(p, RUN_ITERATIONS)
+    return p
+
+
+def build_shell_parser() -> argparse.ArgumentParser:
+    """The parser of ``conch shell``."""
+    p = _Parser(
+        prog="conch shell",
+        usage=SHELL_USAGE,
+        description="A shell where your commands run as usual and plain language goes to "
+        "the model, which sees what just happened.",
+        epilog="`conch help shell` has the routing rules, the meta commands and the keys.",
+    )
+    p.add_argument("words", nargs="*", help=argparse.SUPPRESS)
+    p.add_argument(
+        "--continue",
+        dest="resume",
+        action="store_true",
+        help="take up the last shell session again",
+    )
+    p.add_argument(
+        "--max-steps",
+        type=int,
+        default=SHELL_STEPS,
+        metavar="N",
+        help=f"model replies one :auto goal may take (default: {SHELL_STEPS})",
+    )
+    model = p.add_argument_group("model")
+    model.add_argument("--provider", metavar="NAME", help="override ai.provider")
+    model.add_argument(
+        "--model",
+        metavar="NAME",
+        help="a model of the models: section (with none configured: override ai.model)",
+    )
+    add_daemon_flag(model)
+    p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
     return p
 
 

@@ -11,6 +11,7 @@ from conch.cli.agentargs import (
     AUTH_USAGE,
     CHAT_USAGE,
     RUN_USAGE,
+    SHELL_USAGE,
     add_daemon_flag,
     add_model_flags,
 )
@@ -104,6 +105,21 @@ def _run(rest: list[str], env: Environment) -> int:
     return run_task(parsed, env)
 
 
+def _shell(rest: list[str], env: Environment) -> int:
+    from conch.cli.agentargs import build_shell_parser
+
+    parsed = _parse(build_shell_parser(), "shell", rest)
+    if parsed.words:
+        raise UsageError(
+            f"`conch shell` takes no words (type them at its prompt); to ask for a command, "
+            f"write: {_as_request(['shell', *rest])}"
+        )
+    from conch.cli.shellrepl import run_shell
+
+    parsed.argv = ["shell", *rest]
+    return run_shell(parsed, env)
+
+
 def _auth(rest: list[str], env: Environment) -> int:
     from conch.cli.agentargs import build_auth_parser
 
@@ -151,6 +167,12 @@ COMMANDS = {
             _chat,
         ),
         Command(
+            "shell",
+            SHELL_USAGE,
+            "a shell where plain language goes to the model",
+            _shell,
+        ),
+        Command(
             "run",
             RUN_USAGE,
             "let the agent work through a task or a plan file",
@@ -165,7 +187,7 @@ COMMANDS = {
     )
 }
 # Words kept for subcommands still to come.
-RESERVED = ("shell", "serve", "mcp")
+RESERVED = ("serve", "mcp")
 # The word that always starts a request.
 ASK = "ask"
 

@@ -196,6 +196,26 @@ class DaemonSettings(_Model):
     start_timeout_s: float = Field(default=60.0, gt=0)
 
 
+class PriceSettings(_Model):
+    """What one model costs per million tokens (``conch shell``'s ``:cost``)."""
+
+    input_per_million: float = Field(default=0.0, ge=0)
+    output_per_million: float = Field(default=0.0, ge=0)
+
+
+class ShellSettings(_Model):
+    """``conch shell``, the hybrid shell (``conch help shell``)."""
+
+    model: str | None = None  # the models entry it starts with (None: the ai section)
+    append_history: bool = False  # accepted suggestions go to your shell's history file
+    confirm_cmd: bool = True  # False: read-only suggestions run without a question
+    max_turns: int = Field(default=40, ge=2)
+    token_budget: int = Field(default=4096, ge=64)
+    capture_output: bool = True  # what your commands print reaches the next model turn
+    prices: dict[str, PriceSettings] = Field(default_factory=dict)  # by model name
+    cost_warning: float | None = Field(default=None, gt=0)  # warn once past this session cost
+
+
 class Settings(_Model):
     """Everything configurable. Sections for later surfaces are accepted as free mappings."""
 
@@ -208,7 +228,7 @@ class Settings(_Model):
     history: HistorySettings = Field(default_factory=HistorySettings)
     validation: ValidationSettings = Field(default_factory=ValidationSettings)
     daemon: DaemonSettings = Field(default_factory=DaemonSettings)
-    shell: dict[str, Any] = Field(default_factory=dict)
+    shell: ShellSettings = Field(default_factory=ShellSettings)
     mcp_servers: dict[str, Any] = Field(default_factory=dict)
 
 

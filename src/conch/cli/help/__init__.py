@@ -27,6 +27,7 @@ _SUMMARIES: tuple[tuple[str, str], ...] = (
     ("check", "conch check: run the safety policy alone, without a model"),
     ("doctor", "conch doctor: what works here, what is missing; the sandbox"),
     ("chat", "conch chat: the agent and its tools in a REPL, or one prompt"),
+    ("shell", "conch shell: your commands and plain language in one terminal"),
     ("run", "conch run: the agent works through a task or a plan file"),
     ("modes", "execution modes: when the agent's commands need your yes"),
     ("auth", "conch auth: API keys in the system keyring"),

@@ -1,0 +1,114 @@
+"""The model's side of ``conch shell``: a turn streamed to the terminal, then each command
+the reply suggests, shown with the safety policy's verdict and run only on the user's say.
+
+A suggestion can be run (``y``), edited (``e``: it fills the input line, and what the user
+sends runs as a typed line would, after the same policy check) or left (``n``, the
+default). A command the policy rejects is shown with the reason and never run. Whatever
+runs reaches the next turn's context like a typed command.
+"""
+
+from __future__ import annotations
+
+from conch.cli import ui
+from conch.cli.shellparts import ShellParts
+from conch.errors import ConchError
+from conch.policy import Decision, Verdict
+from conch.shell.run import Ran
+from conch.shell.turns import judge, model_turn, needs_yes, shown_reasons
+
+QUESTION = "Run it? [y]es, [e]dit, [n]o [n] "
+NOT_FOUND_QUESTION = "conch: no such command; ask the model about this line instead? [y/N] "
+
+
+def ask_model(parts: ShellParts, text: str) -> None:
+    """One model turn about ``text``: the reply streams, is saved and counted, then its
+    suggested commands are offered. Ctrl+C stops the reply; a failed reply is one line."""
+    from conch.agent.events import TurnFinished
+    from conch.providers.base import drain
+
+    view = parts.view
+    log = parts.turn_log()
+    view.begin()
+    try:
+        with log.turn(text):
+            reply = drain(
+                model_turn(parts.context, parts.provider, text, parts.options), view.on_event
+            )
+            log.code = 0
+    except KeyboardInterrupt:
+        view.on_event(TurnFinished("", 1))
+        parts.say("stopped; the question joins your next one")
+        return
+    except ConchError as exc:
+        view.on_event(TurnFinished("", 1))
+        parts.warn(f"{exc}; the question joins your next one")
+        return
+    view.on_event(TurnFinished(reply.text, 1, reply.usage))
+    parts.save_turn(text, reply)
+    if reply.eviction is not None:
+        parts.say(reply.eviction.notice)
+    parts.count(reply.usage, "ask")
+    for command in reply.commands:
+        offer(parts, command)
+
+
+def offer(parts: ShellParts, command: str) -> Ran | None:
+    """Show one suggested command with the policy's verdict; run it (or the user's edit of
+    it) when the user says so. What ran, or None."""
+    env = parts.env
+    verdict = judge(command, parts.state.cwd)
+    _show(parts, command, verdict, "the model suggests:")
+    if verdict.decision is Decision.REJECT:
+        parts.warn(f"not running it: {_reason(verdict)}")
+        return None
+    if not needs_yes(verdict, parts.settings.confirm_cmd):
+        return parts.run(command, "suggested")
+    if env.open_terminal() is None:
+        parts.say("not run: there is no terminal to ask on")
+        return None
+    answer = ui.ask(env, QUESTION, "yen", "n")
+    if answer == "y":
+        return parts.run(command, "suggested")
+    if answer == "e":
+        return edit(parts, command)
+    return None
+
+
+def edit(parts: ShellParts, command: str) -> Ran | None:
+    """The input line pre-filled with ``command``; what the user sends runs after the policy
+    check (an empty line runs nothing)."""
+    assert parts.read is not None
+    line = parts.read(parts.prompt(), command).text.strip()
+    if not line:
+        parts.say("nothing run")
+        return None
+    verdict = judge(line, parts.state.cwd)
+    if verdict.decision is Decision.REJECT:
+        _show(parts, line, verdict, "your edit:")
+        parts.warn(f"not running it: {_reason(verdict)}")
+        return None
+    return parts.run(line, "edited")
+
+
+def not_found(parts: ShellParts, ran: Ran) -> bool:
+    """Whether a typed line failed as a missing command would (exit 127, or a non-zero exit
+    that says "command not found"): worth offering to ask the model instead."""
+    if ran.interrupted:
+        return False
+    return ran.exit_code == 127 or (ran.exit_code != 0 and "command not found" in ran.tail)
+
+
+def offer_model(parts: ShellParts, line: str) -> None:
+    """After a missing command: ask whether to send ``line`` to the model; on yes, do."""
+    if ui.ask(parts.env, NOT_FOUND_QUESTION, "yn", "n") == "y":
+        ask_model(parts, line)
+
+
+def _show(parts: ShellParts, command: str, verdict: Verdict, heading: str) -> None:
+    parts.view.pause()
+    ui.show_command(parts.env, command, verdict.risk.value, shown_reasons(verdict), [heading])
+
+
+def _reason(verdict: Verdict) -> str:
+    reasons = shown_reasons(verdict)
+    return reasons[0] if reasons else "rejected by the safety policy"

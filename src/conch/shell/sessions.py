@@ -1,0 +1,167 @@
+"""Saved ``conch shell`` sessions: one JSON Lines file per session in the state directory.
+
+Every record is one line, appended with one ``write`` under a lock, so a crash or Ctrl+C
+never leaves half a record, and two shells never interleave theirs. The records:
+
+- ``start``: when and where the session began, and its model;
+- ``turn``: a user or assistant turn, as the model was sent it (``content``: the ``[exec
+  output]`` blocks first) and, for a user turn, as it was typed (``text``); tokens used;
+- ``exec``: a command that ran in the shell, with its exit code and where it came from
+  (``typed``, ``suggested``, ``edited``);
+- ``reset``: ``:reset`` was given; the turns before it are not taken up again;
+- ``resume``: ``conch shell --continue`` took the session up again.
+
+``last`` in the same directory names the newest session, for ``--continue``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from conch.errors import ConchError
+from conch.messages import Message
+from conch.shell.context import turn_from_dict
+
+__all__ = ["SESSIONS_DIR", "ShellSession", "ShellSessionError", "resumable_turns"]
+
+SESSIONS_DIR = "shell-sessions"
+VERSION = 1
+LOCK_TIMEOUT_S = 5.0
+_LAST = "last"
+
+
+class ShellSessionError(ConchError):
+    """A saved shell session cannot be written or taken up again (names the file and what to
+    do)."""
+
+
+class ShellSession:
+    """One session's file. ``create`` starts a new one, ``last`` finds the newest."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = FileLock(str(path.parent / ".lock"))
+
+    @classmethod
+    def create(cls, state_dir: Path, cwd: str, model: str) -> ShellSession:
+        """A new session file (named by its start time and this process) with its ``start``
+        record, made the ``last`` one."""
+        from conch.storage.files import atomic_write_text
+
+        directory = state_dir / SESSIONS_DIR
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        session = cls(directory / f"{stamp}-{os.getpid()}.jsonl")
+        session.append({"type": "start", "version": VERSION, "cwd": cwd, "model": model})
+        try:
+            atomic_write_text(directory / _LAST, session.path.name + "\n")
+        except OSError as exc:
+            raise ShellSessionError(f"cannot write {directory / _LAST}: {exc}") from None
+        return session
+
+    @classmethod
+    def last(cls, state_dir: Path) -> ShellSession | None:
+        """The newest session, or None when there is none (or its file is gone)."""
+        directory = state_dir / SESSIONS_DIR
+        try:
+            name = (directory / _LAST).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        path = directory / name
+        if not name or "/" in name or not path.is_file():
+            return None
+        return cls(path)
+
+    def append(self, record: dict[str, Any]) -> None:
+        """Add one record (``ts`` is set to now), as one line. ShellSessionError when the
+        file cannot be written."""
+        line = json.dumps({"ts": _now(), **record}, ensure_ascii=False) + "\n"
+        data = line.encode("utf-8")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self._lock.acquire(timeout=LOCK_TIMEOUT_S):
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                try:
+                    os.write(fd, data)
+                finally:
+                    os.close(fd)
+        except Timeout:
+            raise ShellSessionError(f"the session file {self.path} is locked") from None
+        except OSError as exc:
+            raise ShellSessionError(f"cannot write the session file {self.path}: {exc}") from None
+
+    def add_turn(
+        self,
+        turn: Message,
+        *,
+        text: str | None = None,
+        model: str | None = None,
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+    ) -> None:
+        """Record a turn: what the model was sent (or said), and what was typed."""
+        record: dict[str, Any] = {"type": "turn", "role": turn.role, "content": turn.content}
+        if text is not None:
+            record["text"] = text
+        if model is not None:
+            record["model"] = model
+        if prompt_tokens or completion_tokens:
+            record["prompt_tokens"] = prompt_tokens
+            record["completion_tokens"] = completion_tokens
+        self.append(record)
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every well-formed record, oldest first (a damaged line is skipped)."""
+        try:
+            text = self.path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise ShellSessionError(f"cannot read the session file {self.path}: {exc}") from None
+        records = []
+        for line in text.splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and isinstance(record.get("type"), str):
+                records.append(record)
+        return records
+
+    def turns(self) -> list[Message]:
+        """The turns to take up again (``resumable_turns`` of the records)."""
+        return resumable_turns(self.records())
+
+
+def resumable_turns(records: Iterable[dict[str, Any]]) -> list[Message]:
+    """The turns after the last ``reset``, user and assistant alternating from a user turn:
+    a user turn left without an answer (a reply that failed or was stopped) is dropped, and
+    so is a turn that would break the alternation."""
+    turns: list[Message] = []
+    for record in records:
+        if record["type"] == "reset":
+            turns = []
+            continue
+        if record["type"] != "turn":
+            continue
+        try:
+            turn = turn_from_dict(record)
+        except ValueError:
+            continue
+        if turns and turns[-1].role == turn.role == "user":
+            turns[-1] = turn  # the earlier question got no answer: this one stands for both
+        elif (turn.role == "user") == (len(turns) % 2 == 0):
+            turns.append(turn)
+    if turns and turns[-1].role == "user":
+        turns.pop()
+    return turns
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
