@@ -41,6 +41,7 @@ from filelock import FileLock
 from conch.host.process import exit_code, signal_group
 from conch.shell.context import output_tail
 from conch.shell.state import ShellState
+from conch.storage.files import append_line
 
 __all__ = [
     "CAPTURE_BYTES",
@@ -208,11 +209,8 @@ def append_history(line: str, path: Path, lock_dir: Path | None = None) -> None:
     if not text.strip():
         return
     lock = FileLock(str((lock_dir or path.parent) / f"{path.name}.lock"))
-    with (
-        lock.acquire(timeout=HISTORY_LOCK_TIMEOUT_S),
-        open(path, "a", encoding="utf-8") as history,
-    ):
-        history.write(text + "\n")
+    with lock.acquire(timeout=HISTORY_LOCK_TIMEOUT_S):
+        append_line(path, (text + "\n").encode("utf-8"))
 
 
 class _Pump:

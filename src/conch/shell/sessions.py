@@ -28,6 +28,7 @@ from filelock import FileLock, Timeout
 from conch.errors import ConchError
 from conch.messages import Message
 from conch.shell.context import turn_from_dict
+from conch.storage.files import append_line
 
 __all__ = ["SESSIONS_DIR", "ShellSession", "ShellSessionError", "resumable_turns"]
 
@@ -86,11 +87,7 @@ class ShellSession:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self._lock.acquire(timeout=LOCK_TIMEOUT_S):
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-                try:
-                    os.write(fd, data)
-                finally:
-                    os.close(fd)
+                append_line(self.path, data)
         except Timeout:
             raise ShellSessionError(f"the session file {self.path} is locked") from None
         except OSError as exc:

@@ -26,3 +26,14 @@ def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def append_line(path: Path, data: bytes, mode: int = 0o600) -> None:
+    """Append ``data`` (one whole line) to ``path`` with one ``write`` to a file opened for
+    appending, so concurrent writers never interleave within a line. The caller holds the
+    file's lock when several processes write it. OSError as the system raises it."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, mode)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)

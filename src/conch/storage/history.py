@@ -13,6 +13,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from conch.errors import ConchError
+from conch.storage.files import append_line
 
 HISTORY_FILE = "history.log"
 HISTORY_MAX_BYTES = 1_000_000
@@ -78,13 +79,8 @@ class History:
                     size = 0
                 if size and size + len(data) > self.max_bytes:
                     os.replace(self.path, self.backup)
-                # One write() of the whole line with O_APPEND keeps lines whole even if the
-                # lock were bypassed.
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-                try:
-                    os.write(fd, data)
-                finally:
-                    os.close(fd)
+                # One write() of the whole line keeps lines whole even if the lock were bypassed.
+                append_line(self.path, data)
         except Timeout:
             raise ConchError(f"history log {self.path} is locked by another process") from None
         except OSError as exc:
