@@ -103,6 +103,33 @@ def _chat(line: str, cwd: Path) -> None:
     assert child.exitstatus == 0
 
 
+SHELL_PROMPT = r"\[conch:[^\]]*\]\$"
+
+
+def _shell(line: str, cwd: Path) -> None:
+    """``conch shell`` as typed: a shell line runs, a question about its output gets a
+    reply (a suggested command is declined), then :quit."""
+    from conch.cli.shellturn import QUESTION
+
+    child = spawn_conch(cwd, *shlex.split(line)[1:])
+    child.timeout = 600
+    try:
+        child.expect(SHELL_PROMPT)
+        child.send("wc -l logs/app.log\r")
+        child.expect(r"2 logs/app\.log")
+        child.expect(SHELL_PROMPT)
+        child.send("how many lines did that count?\r")
+        while child.expect([SHELL_PROMPT, re.escape(QUESTION.strip())]) == 1:
+            child.send("n\r")
+        reply = child.before
+        child.send(":quit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert reply.strip(), "the model's turn printed nothing"
+    assert child.exitstatus == 0
+
+
 def _run(conch: Conch, line: str, cwd: Path) -> CliResult:
     """One README line as the user types it; requests get --json so nothing runs."""
     stdin = ""
@@ -126,6 +153,9 @@ def test_every_readme_example_works_as_written(conch: Conch, project: Path, line
         conch("daemon", "start", cwd=project)
     if line.startswith("conch chat"):
         _chat(line, project)
+        return
+    if line.startswith("conch shell"):
+        _shell(line, project)
         return
     previous = keyring.get_keyring()
     keyring.set_keyring(FileKeyring(project.parent / "keyring.json"))  # for `conch auth`
