@@ -1,7 +1,7 @@
 """Cold and warm one-shot latency on a fixed 50-task subset of the accuracy benchmark.
 
 Run: python benchmarks/speed/latency.py [--tasks 50] [--review N] [--warm-only]
-        [--defaults [--review-stop never|worked]] [--task-files]
+        [--defaults [--review-stop never|worked] [--set SECTION.KEY=VALUE ...]] [--task-files]
         [--out benchmarks/results/speed-latency.json]
 
 Each request is one fresh `conch --print --quiet --unsafe REQUEST` process, timed from spawn
@@ -58,6 +58,23 @@ def subset_tasks(count: int) -> list[Any]:
     return clean[::5][:count]
 
 
+def changed_settings(review_stop: str | None, changes: list[str]) -> dict[str, Any]:
+    """The config (as JSON, which YAML reads) for ``--defaults``: the defaults with
+    ``--review-stop`` and each ``--set SECTION.KEY=VALUE`` (VALUE read as YAML)."""
+    import yaml
+
+    config: dict[str, Any] = {}
+    if review_stop:
+        config.setdefault("generation", {})["review_stop"] = review_stop
+    for change in changes:
+        path, sep, value = change.partition("=")
+        section, dot, key = path.partition(".")
+        if not sep or not dot or not section or not key:
+            raise SystemExit(f"--set {change}: write SECTION.KEY=VALUE")
+        config.setdefault(section, {})[key] = yaml.safe_load(value)
+    return config
+
+
 def timed(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, str]:
     start = time.perf_counter()
     done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, check=False)
@@ -83,6 +100,14 @@ def main() -> None:
         "--task-files", action="store_true", help="run each request in its task's file tree"
     )
     parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="with --defaults: one setting changed (a YAML value), e.g. "
+        "generation.review_stop_forward=-1.5; repeatable",
+    )
+    parser.add_argument(
         "--out", type=Path, default=ROOT / "benchmarks" / "results" / "speed-latency.json"
     )
     args = parser.parse_args()
@@ -96,8 +121,7 @@ def main() -> None:
         where = {t.index: trees.get(t.fs, work) for t in tasks}
         config = work / "config.yaml"
         if args.defaults:
-            stop = args.review_stop
-            config.write_text(f"generation:\n  review_stop: {stop}\n" if stop else "{}\n")
+            config.write_text(json.dumps(changed_settings(args.review_stop, args.set)) + "\n")
         else:
             config.write_text(CONFIG.format(review=args.review), encoding="utf-8")
         env = {**os.environ, "CONCH_CONFIG": str(config), "NO_COLOR": "1"}
@@ -147,6 +171,7 @@ def main() -> None:
     command += " --defaults" if args.defaults else ""
     command += f" --review-stop {args.review_stop}" if args.review_stop else ""
     command += " --task-files" if args.task_files else ""
+    command += "".join(f" --set {change}" for change in args.set)
     report = {
         "benchmark": "latency",
         "command": command,
@@ -154,6 +179,7 @@ def main() -> None:
         f"{platform.release()}",
         "settings": "conch's defaults"
         + (f", generation.review_stop {args.review_stop}" if args.review_stop else "")
+        + "".join(f", {change}" for change in args.set)
         + ", --print --quiet"
         if args.defaults
         else f"validation off, dry runs off, generation.review {args.review}, "
