@@ -21,8 +21,10 @@ Then stopping rules are scored as ``early_exit`` scores them: a rule that stops 
 first answer's verdict, one that does not the full review's. ``F T=...`` stops when the first
 answer was the greedy one, its dry run worked and the forward sum is at least T; ``Fmean``
 and ``Fmin`` use the mean and the lowest token log-probability; ``R2 T=-40`` is the shipped
-rule (reverse score). Tasks whose first answer was not the greedy command are never stopped
-by a forward rule (the score comes with the greedy generation only).
+rule (reverse score); ``F T=... or R2 T=-40`` is how conch applies a forward threshold
+(``generation.review_stop_forward``): the forward check first, the score only when it does not
+stop. Tasks whose first answer was not the greedy command are never stopped by a forward rule
+(the score comes with the greedy generation only).
 """
 
 from __future__ import annotations
@@ -123,6 +125,13 @@ def _reverse(threshold: float) -> Stop:
     return stop
 
 
+def _either(first: Stop, second: Stop) -> Stop:
+    def stop(task: dict[str, Any], score: dict[str, float] | None) -> bool:
+        return first(task, score) or second(task, score)
+
+    return stop
+
+
 def score_rules(
     tasks: Sequence[dict[str, Any]], scores: dict[int, dict[str, float]]
 ) -> list[dict[str, Any]]:
@@ -131,6 +140,10 @@ def score_rules(
     rules += [(f"F T={t:g}", _forward("sum", t)) for t in SUMS]
     rules += [(f"Fmean t={t:g}", _forward("mean", t)) for t in MEANS]
     rules += [(f"Fmin t={t:g}", _forward("min", t)) for t in MINS]
+    # As conch applies it: the forward check first, the score only when it does not stop.
+    rules += [
+        (f"F T={t:g} or R2 T=-40", _either(_forward("sum", t), _reverse(-40.0))) for t in SUMS
+    ]
     full = sum(bool(t["final_passed_now"]) for t in tasks)
     rows = []
     for name, stop in rules:
