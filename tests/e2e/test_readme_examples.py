@@ -115,12 +115,17 @@ def _shell(line: str, cwd: Path) -> None:
     child.timeout = 600
     try:
         child.expect(SHELL_PROMPT)
+        # The line editor draws the prompt again as it takes a line: wait for the newline
+        # that ends it before looking for the next prompt.
         child.send("wc -l logs/app.log\r")
+        child.expect_exact("\r\n")
         child.expect(r"2 logs/app\.log")
         child.expect(SHELL_PROMPT)
         child.send("how many lines did that count?\r")
+        child.expect_exact("\r\n")
         while child.expect([SHELL_PROMPT, re.escape(QUESTION.strip())]) == 1:
             child.send("n\r")
+            child.expect_exact("\r\n")
         reply = child.before
         child.send(":quit\r")
         child.expect(pexpect.EOF)
