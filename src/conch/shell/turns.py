@@ -2,7 +2,8 @@
 
 ``model_turn`` asks the model with the ``Context`` (the turns so far, and the output of the
 commands that ran since the last question as ``[exec output]`` blocks), streams the events
-of its reply, stores the reply and returns it with the commands it suggests. ``judge`` is the
+of its reply (which ends where an ``[exec output]`` block would begin: the model never writes
+a command's output itself), stores the reply and returns it with the commands it suggests. ``judge`` is the
 safety policy's verdict on a suggested command: it would run in the user's own shell, so it
 is judged as unsafe mode judges (shell syntax allowed, the denylist and parse failures
 enforced); ``needs_yes`` says whether the user must be asked before it runs.
@@ -12,13 +13,13 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from conch.messages import GenerationOptions, ProviderEvent, Usage
 from conch.policy import Decision, ExecutionMode, PolicyContext, Risk, Verdict, assess
 from conch.providers.base import Provider, respond
-from conch.shell.context import Context, Eviction, suggested_commands
+from conch.shell.context import EXEC_TAG, Context, Eviction, suggested_commands
 
 __all__ = ["SYSTEM_PROMPT", "Reply", "judge", "model_turn", "needs_yes", "shown_reasons"]
 
@@ -62,6 +63,9 @@ def model_turn(
     the reply in ``context`` and returns it. When the reply fails or is stopped, the question
     stays in ``context`` unanswered and joins the next one."""
     prompt = context.ask(text)
+    # A small model imitates the [exec output] blocks it is shown and invents a command's
+    # output after suggesting it: the reply ends where such a block would begin.
+    options = replace(options, stop=(*options.stop, EXEC_TAG))
     response = yield from respond(provider, prompt.messages, options)
     sent = context.turns[-1].content
     context.answer(response.text)
