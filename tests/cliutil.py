@@ -50,6 +50,17 @@ DEBIAN = PlatformContext(
 needs_bwrap = pytest.mark.skipif(bwrap_available() is None, reason="bubblewrap is not usable")
 
 
+def plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A terminal prompt_toolkit knows, no cursor position requests, a plain less and bash:
+    for driving conch's REPLs on a pseudo-terminal."""
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.setenv("PROMPT_TOOLKIT_NO_CPR", "1")
+    monkeypatch.setenv("SHELL", "/bin/bash")
+    monkeypatch.setenv("LESS", "")
+    monkeypatch.setenv("LESSHISTFILE", "-")
+    monkeypatch.delenv("PAGER", raising=False)
+
+
 def spawn_conch(cwd: Path, *argv: str) -> pexpect.spawn:
     """The CLI as a process of its own on a real pseudo-terminal, as a user at a keyboard
     runs it, with this test's environment."""

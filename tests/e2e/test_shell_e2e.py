@@ -18,7 +18,7 @@ from typing import Any
 import pexpect
 import pytest
 
-from cliutil import CliResult, spawn_conch
+from cliutil import CliResult, plain_terminal, spawn_conch
 from conch.config.paths import Paths
 from conch.shell.sessions import ShellSession
 
@@ -37,13 +37,7 @@ _CSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 
 @pytest.fixture(autouse=True)
 def terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A terminal prompt_toolkit knows, no cursor position requests, a plain bash."""
-    monkeypatch.setenv("TERM", "xterm")
-    monkeypatch.setenv("PROMPT_TOOLKIT_NO_CPR", "1")
-    monkeypatch.setenv("SHELL", "/bin/bash")
-    monkeypatch.setenv("LESS", "")
-    monkeypatch.setenv("LESSHISTFILE", "-")
-    monkeypatch.delenv("PAGER", raising=False)
+    plain_terminal(monkeypatch)
 
 
 @pytest.fixture

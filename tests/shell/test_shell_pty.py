@@ -14,7 +14,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from cliutil import script, spawn_conch, step, write_config
+from cliutil import plain_terminal, script, spawn_conch, step, write_config
 from conch.config.paths import Paths
 from conch.shell.sessions import ShellSession
 
@@ -25,13 +25,7 @@ STEP_S = 5
 
 @pytest.fixture(autouse=True)
 def terminal(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A terminal prompt_toolkit knows, no cursor position requests, a plain less and bash."""
-    monkeypatch.setenv("TERM", "xterm")
-    monkeypatch.setenv("PROMPT_TOOLKIT_NO_CPR", "1")
-    monkeypatch.setenv("SHELL", "/bin/bash")
-    monkeypatch.setenv("LESS", "")
-    monkeypatch.setenv("LESSHISTFILE", "-")
-    monkeypatch.delenv("PAGER", raising=False)
+    plain_terminal(monkeypatch)
 
 
 @pytest.fixture
