@@ -43,6 +43,10 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "conch-shared-100-k1": {"generation": {"shared_examples": 100, "few_shot": 1}},
     # eight examples with everything else as conch does it
     "conch-k8": {"generation": {"few_shot": 8}},
+    # fewer examples (a shorter prompt to read for every answer) with everything else as conch
+    # does it
+    "conch-k2": {"generation": {"few_shot": 2}},
+    "conch-k3": {"generation": {"few_shot": 3}},
     # a meta prompt that also asks for exactly the requested output and nothing more
     "conch-terse": {
         "default_prompt": {
