@@ -25,6 +25,8 @@ call                        history kept?      what happens
 ``set_system(text)``        no (cleared)       ``text`` becomes the base, then as above
 ``add_tool(t)`` after init  yes                ``t`` joins the tools, then as above
 ``add_tool(t)`` before      (no history yet)   ``t`` is queued for the first turn
+``with_mcp(servers)``       yes                their tools join (an MCP server that stops
+                                               takes its tools with it at the next turn)
 ``reset()``                 no (cleared)       the conversation starts over
 ``restore(messages)``       replaced           a saved conversation is taken up again
 ==========================  =================  ==========================================
@@ -67,6 +69,7 @@ from conch.tools import Tool, ToolRegistry
 
 if TYPE_CHECKING:
     from conch.config.settings import Settings
+    from conch.mcp.client import McpServers
 
 ToolCallMode = Literal["auto", "native", "json"]
 Append = str | Callable[[], str]
@@ -130,6 +133,9 @@ class Session:
         self._use_defaults = True
         self._defaults: list[Tool] | None = None
         self._extra: list[Tool] = []
+        self._mcp: McpServers | None = None
+        self._mcp_close = False
+        self._mcp_seen = -1
         self._lookup = lookup_tool(lambda: self.tools)
         self._tools: list[Tool] | None = None
         self._stable: str | None = None
@@ -218,6 +224,16 @@ class Session:
         if tool.name in taken:
             raise ValueError(f"a tool named '{tool.name}' is already offered")
         self._extra.append(tool)
+        if self._tools is not None:
+            self.refresh_system()
+        return self
+
+    def with_mcp(self, servers: McpServers, *, close: bool = True) -> Session:
+        """Offer the tools of the MCP ``servers`` too (``conch.mcp.client.McpServers``,
+        started), after the caller's tools. A server that stops takes its tools with it at
+        the next turn (history kept). ``close``: close the servers with the session."""
+        self._mcp, self._mcp_close = servers, close
+        self._mcp_seen = servers.generation
         if self._tools is not None:
             self.refresh_system()
         return self
@@ -329,7 +345,7 @@ class Session:
         return list(self._tools if self._tools is not None else self._collect())
 
     def close(self) -> None:
-        """Release the model."""
+        """Release the model (and the MCP servers given to ``with_mcp`` to close)."""
         self._close_running()
         self.provider.close()
 
@@ -346,6 +362,8 @@ class Session:
 
     # -- inside ------------------------------------------------------------------------------
 
+        if self._mcp is not None and self._mcp_close:
+            self._mcp.close()
     def _turn(self, text: str) -> Generator[AgentEvent, None, str]:
         self.init()
         assert self._tools is not None and self._stable is not None
@@ -363,6 +381,9 @@ class Session:
         return (yield from agent.run(self._conversation, text))
 
     def _close_running(self) -> None:
+        if self._mcp is not None and self._mcp.generation != self._mcp_seen:
+            self._mcp_seen = self._mcp.generation
+            self.refresh_system()  # an MCP server stopped: its tools go
         if self._running is not None:
             self._running.close()
             self._running = None
@@ -389,6 +410,8 @@ class Session:
 
     def _compose(self, tools: list[Tool], stable: str) -> str:
         names = [t.name for t in tools]
+        if self._mcp is not None:
+            tools += self._mcp.tools
         return compose(
             stable,
             render_preamble(self._preamble, names, self._vocabulary(names)),

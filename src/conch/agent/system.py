@@ -159,6 +159,15 @@ def render_preamble(
     return _join(blocks)
 
 
+# Which tool writes files (seed easyai's write/edit policy): in the catalogue when evaluate is
+# offered, and in the instructions ``conch mcp`` gives MCP clients.
+WRITE_POLICY = (
+    f"WRITE/EDIT POLICY: {EVALUATE_TOOL} is read-only: it cannot write files, start "
+    "programs or use the network. Write and edit files with the file tools (or bash "
+    "when it is offered)."
+)
+
+
 def render_catalogue(tools: Sequence[Tool], *, json_steps: bool = False) -> str:
     """Layer 5: one line per tool (name and trigger), where the manual is, and, for models
     that write tool calls as JSON text, the shape of a step."""
@@ -176,11 +185,7 @@ def render_catalogue(tools: Sequence[Tool], *, json_steps: bool = False) -> str:
         lines.append(f"- {label}: {sanitize.one_line(trigger_of(tool))}")
     blocks = ["\n".join(lines)]
     if EVALUATE_TOOL in names:
-        blocks.append(
-            f"WRITE/EDIT POLICY: {EVALUATE_TOOL} is read-only: it cannot write files, start "
-            "programs or use the network. Write and edit files with the file tools (or bash "
-            "when it is offered)."
-        )
+        blocks.append(WRITE_POLICY)
     if json_steps:
         blocks.append(
             "HOW TO CALL A TOOL: reply with JSON only, "

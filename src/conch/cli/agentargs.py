@@ -17,6 +17,8 @@ RUN_USAGE = 'conch run [OPTIONS] "INSTRUCTION" | --plan FILE'
 SHELL_USAGE = "conch shell [OPTIONS] [--continue] [--model NAME]"
 AUTH_USAGE = "conch auth set|show|remove PROVIDER"
 AUTH_ACTIONS = ("set", "show", "remove")
+MCP_USAGE = "conch mcp [OPTIONS] [--http [--host HOST] [--port PORT]]"
+MCP_KEY_ENV = "CONCH_MCP_API_KEY"
 TOOL_MODES = ("split", "unified", "both")
 MODES = ("interactive", "restricted", "full", "restricted-autonomous", "full-autonomous")
 # Model replies per turn: a chat turn answers one message; a task takes more steps.
@@ -82,13 +84,16 @@ def _agent_flags(p: argparse.ArgumentParser, iterations: int) -> None:
         help="full-autonomous: commands run without asking (implies --allow-bash); the "
         "denylist still applies",
     )
-    p.add_argument(
-        "--max-iterations",
-        type=int,
-        default=iterations,
-        metavar="N",
-        help=f"model replies per turn before the agent gives up (default: {iterations})",
-    )
+    if iterations:  # 0: no agent loop (conch mcp)
+        p.add_argument(
+            "--max-iterations",
+            type=int,
+            default=iterations,
+            metavar="N",
+            help=f"model replies per turn before the agent gives up (default: {iterations})",
+        )
+    else:
+        p.set_defaults(max_iterations=1)
     model = p.add_argument_group("model")
     add_model_flags(model)
     add_daemon_flag(model)
@@ -189,3 +194,35 @@ def build_auth_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
     return p
+def build_mcp_parser() -> argparse.ArgumentParser:
+    """The parser of ``conch mcp``."""
+    p = _Parser(
+        prog="conch mcp",
+        usage=MCP_USAGE,
+        description="Serve conch's tools to MCP clients: over stdio (the default), or over "
+        "streamable HTTP at /mcp with --http. Every command goes through the safety policy "
+        "in the execution mode below; nothing is ever asked, what needs a yes is refused.",
+        epilog="`conch help mcp` has the tools, the modes, HTTP keys and MCP client config.",
+    )
+    p.add_argument("words", nargs="*", help=argparse.SUPPRESS)
+    http = p.add_argument_group("transport")
+    http.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
+    http.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="with --http: the address to listen on "
+        f"(default: 127.0.0.1; any other needs a key in ${MCP_KEY_ENV})",
+    )
+    http.add_argument(
+        "--port", type=int, default=8765, help="with --http: the port (default: 8765; 0: any)"
+    )
+    http.add_argument(
+        "--api-key-env",
+        default=MCP_KEY_ENV,
+        metavar="VAR",
+        help=f"with --http: the variable holding the key clients must send (default: {MCP_KEY_ENV})",
+    )
+    _agent_flags(p, 0)
+    return p
+
+

@@ -4,6 +4,7 @@ tools their flags ask for, the settings, the session, and the commands that were
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -107,7 +108,9 @@ def open_session(
     from conch.agent.builtin import ToolOptions
     from conch.agent.loop import Limits
     from conch.agent.session import Session
+    from conch.cli.mcpuse import connect_mcp
     from conch.cli.oneshot import load_for
+    from conch.config.paths import Paths
 
     loaded = load_for(args, env)
     tools = ToolOptions(
@@ -123,7 +126,22 @@ def open_session(
     )
     limits = Limits(max_iterations=setup.max_iterations)
     session = Session.from_settings(loaded.settings, tools=tools, limits=limits)
+    try:
+        servers = connect_mcp(loaded.settings, env.environ, Paths.default().state_dir, _warn(env))
+    except BaseException:
+        session.close()
+        raise
+    if servers is not None:
+        session.with_mcp(servers)
     return session, loaded
+
+
+def _warn(env: Environment) -> Callable[[str], None]:
+    def warn(text: str) -> None:
+        env.stderr.write(f"conch: {text}\n")
+        env.stderr.flush()
+
+    return warn
 
 
 def model_name(loaded: LoadedSettings) -> str:

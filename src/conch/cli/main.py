@@ -10,6 +10,7 @@ from typing import NoReturn
 from conch.cli.agentargs import (
     AUTH_USAGE,
     CHAT_USAGE,
+    MCP_USAGE,
     RUN_USAGE,
     SHELL_USAGE,
     add_daemon_flag,
@@ -120,6 +121,20 @@ def _shell(rest: list[str], env: Environment) -> int:
     return run_shell(parsed, env)
 
 
+def _mcp(rest: list[str], env: Environment) -> int:
+    from conch.cli.agentargs import build_mcp_parser
+
+    parsed = _parse(build_mcp_parser(), "mcp", rest)
+    if parsed.words:
+        raise UsageError(
+            f"`conch mcp` takes no words (MCP clients send the requests); to ask for a "
+            f"command, write: {_as_request(['mcp', *rest])}"
+        )
+    from conch.cli.mcpcmd import run_mcp
+
+    return run_mcp(parsed, env)
+
+
 def _auth(rest: list[str], env: Environment) -> int:
     from conch.cli.agentargs import build_auth_parser
 
@@ -179,6 +194,12 @@ COMMANDS = {
             _run,
         ),
         Command(
+            "mcp",
+            MCP_USAGE,
+            "serve conch's tools to MCP clients (stdio or HTTP)",
+            _mcp,
+        ),
+        Command(
             "auth",
             AUTH_USAGE,
             "keep a provider's API key in the system keyring",
@@ -187,7 +208,7 @@ COMMANDS = {
     )
 }
 # Words kept for subcommands still to come.
-RESERVED = ("serve", "mcp")
+RESERVED: tuple[str, ...] = ("serve",)
 # The word that always starts a request.
 ASK = "ask"
 
@@ -207,8 +228,8 @@ EPILOG = "\n".join(
         "subcommands:",
         *(f"  {c.name:<8}{c.summary}" for c in COMMANDS.values()),
         "",
-        f"Reserved for subcommands to come: {', '.join(RESERVED)}.",
-        "A request that starts with a subcommand or reserved word is written",
+        *([f"Reserved for subcommands to come: {', '.join(RESERVED)}."] if RESERVED else []),
+        "A request that starts with a subcommand word is written",
         "`conch -- run the tests` or `conch ask run the tests`.",
     ]
 )

@@ -78,6 +78,9 @@ class AutoAgent:
             limits=Limits(max_iterations=parts.args.max_steps),
             context_tokens=ai.local.n_ctx if ai.provider == "local" else 4096,
         )
+        servers = parts.mcp_servers()
+        if servers is not None:  # the shell owns them: they outlive this agent
+            self.session.with_mcp(servers, close=False)
 
     def _plan_changed(self, items: tuple[PlanItem, ...]) -> None:
         for line in checklist_changes(self._shown, items):

@@ -172,7 +172,11 @@ def _transcript(parts: ShellParts, path: Path) -> None:
 
 
 def _mcp(parts: ShellParts, argument: str) -> None:
-    parts.say("MCP servers are not available in conch shell yet")
+    from conch.cli.mcpuse import mcp_lines
+
+    lines = mcp_lines(parts.loaded.settings, parts.mcp_servers())
+    parts.env.stdout.write("".join(line + "\n" for line in lines))
+    parts.env.stdout.flush()
 
 
 _HANDLERS: dict[str, Callable[[ShellParts, str], bool | None]] = {

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from conch.config.settings import LoadedSettings
+    from conch.mcp.client import McpServers
     from conch.messages import GenerationOptions, Usage
     from conch.providers.base import Provider
     from conch.shell.turns import Reply
@@ -80,6 +81,8 @@ class ShellParts:
         self.provider: Provider = self._open(choice)
         self.session: ShellSession | None = None
         self.autonomous = False
+        self._mcp: McpServers | None = None
+        self._mcp_started = False
         self.read: LineReader | None = None  # set by the loop
         self.auto: object | None = None  # the agent of autonomous mode (shellauto.AutoAgent)
         self._known: tuple[tuple[str, tuple[str, ...]], Container[str]] | None = None
@@ -209,8 +212,21 @@ class ShellParts:
         self.env.stderr.write(f"conch: {text}\n")
         self.env.stderr.flush()
 
+    def mcp_servers(self) -> McpServers | None:
+        """The MCP servers of the config, started the first time they are wanted (None
+        when none is enabled); one that cannot start is a warning."""
+        if not self._mcp_started:
+            from conch.cli.mcpuse import connect_mcp
+
+            self._mcp_started = True
+            settings = self.loaded.settings
+            self._mcp = connect_mcp(settings, self.env.environ, self.state_dir, self.warn)
+        return self._mcp
+
     def close(self) -> None:
-        """Release the model and the files."""
+        """Release the model, the MCP servers and the files."""
+        if self._mcp is not None:
+            self._mcp.close()
         self.provider.close()
         if self._keys is not None:
             os.close(self._keys)

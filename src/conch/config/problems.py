@@ -86,6 +86,10 @@ def _what_is_wrong(err: ErrorDetails) -> str:
         return "unknown key; check its spelling against `conch help config`"
     if err["type"] == "missing":
         return "required key is missing"
+    if err["type"] == "value_error" and "error" in err.get("ctx", {}):
+        return str(err["ctx"]["error"])  # a validator's own sentence, without "Value error, "
+    if err["type"] == "string_pattern_mismatch" and err["loc"][-1:] == ("[key]",):
+        return "not a valid name: use letters, digits, '_', '-' and '.', starting with a letter or digit"
     return err["msg"]
 
 

@@ -27,7 +27,7 @@ META_COMMANDS: tuple[tuple[str, str], ...] = (
     (":auto GOAL", "let the agent work toward GOAL with its tools, step by step"),
     (":auto [on|off]", "autonomous mode: plain-language lines become goals for the agent"),
     (":save [FILE]", "where the session is saved; with FILE, also a Markdown transcript"),
-    (":mcp", "MCP servers (not available yet)"),
+    (":mcp", "the MCP servers of the config and their tools (for :auto)"),
 )
 
 _ALIASES = {"q": "quit", "exit": "quit", "?": "help"}

@@ -24,14 +24,16 @@ from conch.messages import ToolCall, ToolResult, ToolSpec
 @dataclass(frozen=True, slots=True)
 class Tool:
     """A tool the model can call: what it is told (``spec``), what runs (``function``), how
-    its arguments are checked (``arguments``), a short ``trigger`` (when to reach for it) and
-    an optional ``system`` addendum for the system prompt."""
+    its arguments are checked (``arguments``), a short ``trigger`` (when to reach for it), an
+    optional ``system`` addendum for the system prompt, and where it comes from (``origin``:
+    empty for conch's own and the caller's tools, ``mcp:SERVER`` for an MCP server's)."""
 
     spec: ToolSpec
     function: Callable[..., Any]
     arguments: type[BaseModel]
     trigger: str = ""
     system: str = ""
+    origin: str = ""
 
     @property
     def name(self) -> str:

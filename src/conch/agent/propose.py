@@ -1,0 +1,137 @@
+"""The ``propose_command`` tool: a request in plain language in, one checked command out.
+
+The command comes from the same pipeline as ``conch "request"`` (generate, dry-run, validate,
+assess) and carries the safety policy's verdict for the execution mode the tool was made for.
+Nothing is run: whoever called the tool decides what to do with the command. The model opens
+at the first call, not when the tool is made.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from conch.agent.modes import needs_question
+from conch.policy import ExecutionMode
+from conch.policy.confirm import Confirmation, context_for, forced_explain
+from conch.tools import Tool, make_tool
+
+if TYPE_CHECKING:
+    from conch.command.propose import Pipeline
+    from conch.config.settings import Settings
+    from conch.providers.base import Provider
+
+PROPOSE_TRIGGER = "Turn a request in plain language into one checked shell command (not run)."
+PROPOSE_DESCRIPTION = """\
+Turn a request in plain language into one shell command for this machine, checked by
+conch's safety policy. The command is NOT run.
+
+The answer is JSON: "command"; "decision" (allow: it would run in this mode without a
+question; confirm: it needs a person's yes; reject: the policy refuses it); "risk"
+(read-only, writes, destructive, privileged, network or unknown); "reasons"; "programs"
+(every program the command would run); "runs_without_asking" (true when the execution mode
+would run it at once); "notes" and "correction" (what checking the command against this
+machine found).
+
+Args:
+    request: what the command should do, in plain language, e.g. "find log files over 10 MB".
+"""
+
+
+class Proposer:
+    """What ``propose_command`` runs: the request pipeline on ``settings``' model, in
+    ``cwd``, assessed for ``mode`` with ``root`` as the sandbox (None: none). ``provider``
+    opens the model at the first request (default: as the settings say)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        cwd: Path,
+        *,
+        mode: ExecutionMode = ExecutionMode.RESTRICTED,
+        root: Path | None = None,
+        environ: Mapping[str, str] | None = None,
+        cache_dir: Path | None = None,
+        provider: Callable[[], Provider] | None = None,
+    ) -> None:
+        self.settings, self.cwd, self.mode, self.root = settings, cwd, mode, root
+        self.environ = dict(environ or {})
+        self.cache_dir = cache_dir
+        self._open = provider
+        self._pipeline: Pipeline | None = None
+        self._lock = threading.Lock()
+
+    def pipeline(self) -> Pipeline:
+        """The pipeline, built (and the model opened) at the first call."""
+        if self._pipeline is None:
+            from conch.command.propose import Pipeline
+            from conch.host.platform import detect_platform
+
+            if self._open is not None:
+                provider = self._open()
+            else:
+                from conch.daemon import open_provider
+
+                provider = open_provider(self.settings.ai, self.settings.daemon)
+            policy = replace(
+                context_for(self.settings.default_prompt, cwd=self.cwd),
+                mode=self.mode,
+                sandbox_root=self.root,
+            )
+            platform = detect_platform(self.cache_dir, self.environ)
+            self._pipeline = Pipeline.build(
+                provider, self.settings, platform, policy, self.cwd, self.environ,
+                cache_dir=self.cache_dir,
+            )  # fmt: skip
+        return self._pipeline
+
+    def __call__(self, request: str) -> dict[str, Any]:
+        """The checked command for ``request`` (one request at a time: one model)."""
+        from conch.command.request import RequestContext, sanitize
+
+        text = " ".join(sanitize(request).split())
+        if not text:
+            raise ValueError("the request is empty: say what the command should do")
+        with self._lock:
+            pipeline = self.pipeline()
+            proposal = pipeline.propose(RequestContext(text))
+        verdict = proposal.verdict
+        wanted = Confirmation(
+            ask=False, explain=forced_explain(verdict, self.settings.default_prompt.tools)
+        )
+        answer: dict[str, Any] = {
+            "command": proposal.command,
+            "decision": str(verdict.decision),
+            "risk": str(verdict.risk),
+            "reasons": list(verdict.reasons),
+            "programs": list(verdict.commands),
+            "runs_without_asking": not needs_question(self.mode, verdict, wanted),
+            "mode": str(self.mode),
+            "notes": [*pipeline.notes, *proposal.notes],
+        }
+        if proposal.correction:
+            answer["correction"] = proposal.correction
+        return answer
+
+    def close(self) -> None:
+        """Release the model, if it was opened."""
+        if self._pipeline is not None:
+            self._pipeline.provider.close()
+            self._pipeline = None
+
+
+def propose_tool(proposer: Proposer) -> Tool:
+    """The ``propose_command`` tool, answering with ``proposer``."""
+
+    def propose_command(request: str) -> dict[str, Any]:
+        return proposer(request)
+
+    return make_tool(
+        propose_command,
+        name="propose_command",
+        description=PROPOSE_DESCRIPTION,
+        trigger=PROPOSE_TRIGGER,
+    )

@@ -1,0 +1,122 @@
+"""``conch mcp``: check the flags, load the settings without asking anything, build the tools
+the flags ask for plus ``propose_command``, and serve them (``conch.mcp.server``).
+
+Nothing is asked on the terminal: a project config not trusted yet is ignored (with a note on
+stderr), and a command that would need a yes is refused. Notes go to stderr; over stdio,
+stdout is the protocol's.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from conch.cli.agentsetup import setup_from
+from conch.cli.environment import Environment
+from conch.cli.status import ExitStatus
+from conch.errors import UsageError
+
+if TYPE_CHECKING:
+    from conch.config.settings import LoadedSettings
+
+
+def run_mcp(args: argparse.Namespace, env: Environment) -> int:
+    """``conch mcp``: serve until the client goes (stdio) or Ctrl+C (HTTP)."""
+    from conch.mcp.server import LOOPBACK
+
+    if not args.http and (args.host != "127.0.0.1" or args.port != 8765):
+        raise UsageError("--host and --port are for --http; stdio needs neither")
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port must be 0 to 65535, not {args.port}")
+    api_key = env.environ.get(args.api_key_env) or None if args.http else None
+    if args.http and args.host not in LOOPBACK and not api_key:
+        raise UsageError(
+            f"--host {args.host} listens beyond this machine: set a key in ${args.api_key_env} "
+            "that clients must send (Authorization: Bearer KEY)"
+        )
+    setup = setup_from(args, env, "restricted")
+    loaded = _settings(args, env)
+    say = _sayer(env, args.quiet)
+    from conch.agent.builtin import ToolOptions, default_tools
+    from conch.agent.propose import Proposer, propose_tool
+    from conch.config.paths import Paths
+    from conch.mcp.server import bind, build_server, instructions_for, serve_http, serve_stdio
+    from conch.policy import ExecutionMode
+
+    if setup.bash and setup.mode is ExecutionMode.INTERACTIVE:
+        say(
+            "interactive mode asks before every command and no one can be asked here: "
+            "the bash tool will refuse every command"
+        )
+
+    def refused(command: str, why: str) -> None:
+        say(f"refused ({why}): {' '.join(command.split())[:200]}")
+
+    options = ToolOptions(
+        root=setup.root,
+        fs_mode=args.tools_mode,
+        bash=setup.bash,
+        mode=setup.mode,
+        confirm=None,
+        evaluate=not args.no_python,
+        web=args.web,
+        plan=False,
+        on_refused=refused,
+    )
+    tools = default_tools(options)
+    proposer = Proposer(
+        loaded.settings,
+        setup.root,
+        mode=setup.mode,
+        root=setup.root,
+        environ=env.environ,
+        cache_dir=Paths.default().cache_dir,
+    )
+    tools.append(propose_tool(proposer))
+    server = build_server(tools, instructions_for(tools, setup.mode))
+    names = ", ".join(t.name for t in tools)
+    try:
+        if not args.http:
+            say(f"serving MCP on stdio from {setup.root}: {names}")
+            serve_stdio(server)
+            return ExitStatus.OK
+        try:
+            sock = bind(args.host, args.port)
+        except OSError as exc:
+            raise UsageError(
+                f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}"
+            ) from None
+        host, port = sock.getsockname()[:2]
+        shown = f"[{host}]" if ":" in host else host
+        say(f"serving MCP at http://{shown}:{port}/mcp from {setup.root}: {names}")
+        serve_http(server, sock, args.host, api_key)
+        return ExitStatus.OK
+    finally:
+        proposer.close()
+
+
+def _settings(args: argparse.Namespace, env: Environment) -> LoadedSettings:
+    """The settings, with the flags; an untrusted project config is ignored, not asked about."""
+    from conch.config.paths import Paths
+    from conch.config.settings import load_settings
+
+    flags = {
+        "ai.provider": args.provider,
+        "ai.model": args.model,
+        "daemon.enabled": False if args.no_daemon else None,
+    }
+    loaded = load_settings(env.environ, Paths.default(), env.cwd, flags)
+    overlay = loaded.overlay_path
+    if overlay is not None and not loaded.overlay_trusted:
+        _sayer(env, args.quiet)(f"ignoring project config {overlay} (not trusted yet)")
+    return loaded
+
+
+def _sayer(env: Environment, quiet: bool) -> Callable[[str], None]:
+    def say(text: str) -> None:
+        if not quiet:
+            env.stderr.write(f"conch mcp: {text}\n")
+            env.stderr.flush()
+
+    return say

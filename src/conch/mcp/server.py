@@ -1,0 +1,185 @@
+"""``conch mcp``: conch's tools served to MCP clients, over stdio or streamable HTTP.
+
+Every tool is the one the agent uses (``conch.tools.Tool``): its name, full description and
+JSON schema go out in ``tools/list`` as they are, and ``tools/call`` runs it through the same
+``ToolRegistry`` (arguments checked against the same model; a failure is an error result the
+client's model can read). Calls run one at a time on a worker thread. The server's
+instructions carry the write/edit policy and what the execution mode runs.
+
+Over stdio, stdout carries protocol messages only: the SDK points file descriptor 1 at stderr
+while it serves, so a stray print or a child process cannot corrupt the stream. Over HTTP, a
+key (when one is given) must come as ``Authorization: Bearer KEY`` or ``X-API-Key: KEY`` and
+is compared in constant time.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import socket
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from mcp.server import Server, ServerRequestContext
+from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+)
+from mcp_types import Tool as McpTool
+
+from conch.agent.modes import describe
+from conch.agent.system import WRITE_POLICY
+from conch.messages import ToolCall
+from conch.policy import ExecutionMode
+from conch.tools import Tool, ToolRegistry
+from conch.version import __version__
+
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+MCP_PATH = "/mcp"
+
+
+def instructions_for(tools: Sequence[Tool], mode: ExecutionMode) -> str:
+    """What the server tells a client's model (``instructions``): what conch is, the
+    write/edit policy, and what the execution mode lets commands do."""
+    names = {t.name for t in tools}
+    lines = [
+        "conch: tools for working in a Unix shell, safely. Every command a tool runs is "
+        "checked by conch's safety policy first; a refused command does not run and the "
+        "reason comes back instead.",
+        WRITE_POLICY,
+    ]
+    if "bash" in names:
+        lines.append("BASH: " + describe(mode, can_ask=False))
+    if "propose_command" in names:
+        lines.append(
+            "propose_command turns a request into one checked command with the policy's "
+            "verdict; it never runs it."
+        )
+    return "\n\n".join(lines)
+
+
+def to_mcp(tool: Tool) -> McpTool:
+    """``tool`` as ``tools/list`` describes it: name, full description, JSON schema."""
+    return McpTool(
+        name=tool.name,
+        title=tool.trigger or None,
+        description=tool.spec.description,
+        input_schema=tool.spec.parameters,
+    )
+
+
+def build_server(tools: Sequence[Tool], instructions: str) -> Server[Any]:
+    """The MCP server offering ``tools``."""
+    registry = ToolRegistry(tools)
+    listed = [to_mcp(t) for t in tools]
+    one_at_a_time = threading.Lock()
+    calls = iter(range(1, 1 << 62))
+
+    def run(call: ToolCall) -> CallToolResult:
+        with one_at_a_time:
+            result = registry.call(call)
+        return CallToolResult(
+            content=[TextContent(type="text", text=result.content)], is_error=result.is_error
+        )
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        return ListToolsResult(tools=listed)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: CallToolRequestParams
+    ) -> CallToolResult:
+        arguments = json.dumps(params.arguments or {})
+        call = ToolCall(f"mcp-{next(calls)}", params.name, arguments)
+        return await anyio.to_thread.run_sync(run, call)
+
+    return Server(
+        "conch",
+        version=__version__,
+        instructions=instructions,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def serve_stdio(server: Server[Any]) -> None:
+    """Serve MCP on stdin and stdout until the client closes stdin."""
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(main)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (port 0: any free port); OSError when it cannot."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def serve_http(server: Server[Any], sock: socket.socket, host: str, api_key: str | None) -> None:
+    """Serve MCP over streamable HTTP at ``/mcp`` on the bound ``sock`` until Ctrl+C; with
+    ``api_key``, every request must carry it."""
+    import uvicorn
+
+    security = None
+    if host not in LOOPBACK:  # the SDK's DNS-rebinding check knows only loopback names
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app: Any = server.streamable_http_app(
+        streamable_http_path=MCP_PATH, host=host, transport_security=security
+    )
+    if api_key:
+        app = RequireKey(app, api_key)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+class RequireKey:
+    """ASGI middleware: HTTP requests without the key get 401 (compared in constant time)."""
+
+    def __init__(self, app: Any, key: str) -> None:
+        self.app, self.key = app, key.encode("utf-8")
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and not self._allowed(scope):
+            body = b'{"error": "a valid API key is required (Authorization: Bearer KEY)"}'
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"www-authenticate", b"Bearer"),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app(scope, receive, send)
+
+    def _allowed(self, scope: Any) -> bool:
+        given = b""
+        for name, value in scope.get("headers", ()):
+            if name == b"authorization" and value[:7].lower() == b"bearer ":
+                given = value[7:].strip()
+            elif name == b"x-api-key" and not given:
+                given = value.strip()
+        return hmac.compare_digest(given, self.key)
