@@ -111,10 +111,19 @@ class Agent:
     aliases: Mapping[str, str] = field(default_factory=lambda: dict(LEGACY_NAMES))
     root: Path | None = None
 
-    def run(self, conversation: Conversation, instruction: str) -> Generator[AgentEvent, None, str]:
-        """Add ``instruction`` to ``conversation`` and work on it until there is an answer."""
-        conversation.add(Message("user", instruction))
-        wanted = expected_outputs(instruction, self.root) if self.root is not None else ()
+    def run(
+        self, conversation: Conversation, instruction: str | None
+    ) -> Generator[AgentEvent, None, str]:
+        """Add ``instruction`` to ``conversation`` and work on it until there is an answer
+        (None: work on the conversation as it stands, which ends with a user message or
+        with the results of tool calls)."""
+        if instruction is not None:
+            conversation.add(Message("user", instruction))
+        wanted = (
+            expected_outputs(instruction, self.root)
+            if self.root is not None and instruction is not None
+            else ()
+        )
         seen: Counter[tuple[str, str]] = Counter()
         blocked = 0
         retries = 0

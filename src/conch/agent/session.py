@@ -302,6 +302,21 @@ class Session:
         self._running = events
         return events
 
+    def proceed(self) -> Generator[AgentEvent, None, str]:
+        """One turn on the history as it stands, without a new message: for a conversation
+        ``restore``d up to a user message, or up to the results of tool calls that ran
+        outside the session (an API client that runs its own tools). Streams as ``stream``
+        does; ValueError when the history ends otherwise."""
+        last = self._conversation.messages[-1] if self._conversation.messages else None
+        if last is None or last.role not in ("user", "tool"):
+            raise ValueError(
+                "nothing to answer: the history must end with a user message or tool results"
+            )
+        self._close_running()
+        events = self._turn(None)
+        self._running = events
+        return events
+
     def chat(
         self,
         text: str,
@@ -347,6 +362,8 @@ class Session:
     def close(self) -> None:
         """Release the model (and the MCP servers given to ``with_mcp`` to close)."""
         self._close_running()
+        if self._mcp is not None and self._mcp_close:
+            self._mcp.close()
         self.provider.close()
 
     def __enter__(self) -> Session:
@@ -362,10 +379,11 @@ class Session:
 
     # -- inside ------------------------------------------------------------------------------
 
-        if self._mcp is not None and self._mcp_close:
-            self._mcp.close()
-    def _turn(self, text: str) -> Generator[AgentEvent, None, str]:
+    def _turn(self, text: str | None) -> Generator[AgentEvent, None, str]:
         self.init()
+        if self._mcp is not None and self._mcp.generation != self._mcp_seen:
+            self._mcp_seen = self._mcp.generation
+            self.refresh_system()  # an MCP server stopped: its tools go
         assert self._tools is not None and self._stable is not None
         self._conversation.system = self._compose(self._tools, self._stable)
         budget = int(self.context_tokens * PRUNE_AT) - self.options.max_tokens
@@ -381,9 +399,6 @@ class Session:
         return (yield from agent.run(self._conversation, text))
 
     def _close_running(self) -> None:
-        if self._mcp is not None and self._mcp.generation != self._mcp_seen:
-            self._mcp_seen = self._mcp.generation
-            self.refresh_system()  # an MCP server stopped: its tools go
         if self._running is not None:
             self._running.close()
             self._running = None
@@ -395,6 +410,8 @@ class Session:
                 self._defaults = default_tools(self.tool_options)
             tools += self._defaults
         tools += self._extra
+        if self._mcp is not None:
+            tools += self._mcp.tools
         if self._use_defaults:
             tools.append(self._lookup)
         names = [t.name for t in tools]
@@ -410,8 +427,6 @@ class Session:
 
     def _compose(self, tools: list[Tool], stable: str) -> str:
         names = [t.name for t in tools]
-        if self._mcp is not None:
-            tools += self._mcp.tools
         return compose(
             stable,
             render_preamble(self._preamble, names, self._vocabulary(names)),

@@ -1,5 +1,5 @@
-"""The command lines of ``conch chat``, ``conch run`` and ``conch auth``, and the model flags
-they share with the one-shot ``conch``.
+"""The command lines of ``conch chat``, ``conch run``, ``conch serve`` and ``conch auth``, and
+the model flags they share with the one-shot ``conch``.
 
 Only ``argparse`` here: ``conch --help`` and the flag documentation test build these
 parsers without loading the agent.
@@ -15,10 +15,11 @@ from conch.errors import UsageError
 CHAT_USAGE = "conch chat [OPTIONS] [-p PROMPT] [--continue]"
 RUN_USAGE = 'conch run [OPTIONS] "INSTRUCTION" | --plan FILE'
 SHELL_USAGE = "conch shell [OPTIONS] [--continue] [--model NAME]"
+SERVE_USAGE = "conch serve [OPTIONS] [--host HOST] [--port PORT] [--api-key KEY]"
 AUTH_USAGE = "conch auth set|show|remove PROVIDER"
-AUTH_ACTIONS = ("set", "show", "remove")
 MCP_USAGE = "conch mcp [OPTIONS] [--http [--host HOST] [--port PORT]]"
 MCP_KEY_ENV = "CONCH_MCP_API_KEY"
+AUTH_ACTIONS = ("set", "show", "remove")
 TOOL_MODES = ("split", "unified", "both")
 MODES = ("interactive", "restricted", "full", "restricted-autonomous", "full-autonomous")
 # Model replies per turn: a chat turn answers one message; a task takes more steps.
@@ -145,6 +146,38 @@ def build_run_parser() -> argparse.ArgumentParser:
     return p
 
 
+def build_serve_parser() -> argparse.ArgumentParser:
+    """The parser of ``conch serve``."""
+    p = _Parser(
+        prog="conch serve",
+        usage=SERVE_USAGE,
+        description="Serve the agent over an OpenAI-compatible HTTP API "
+        "(/v1/chat/completions) with a web chat page at /.",
+        epilog="`conch help serve` has the API, the extra stream events, keys and limits.",
+    )
+    p.add_argument("words", nargs="*", help=argparse.SUPPRESS)
+    server = p.add_argument_group("server")
+    server.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"
+    )
+    server.add_argument("--port", type=int, default=8080, help="port to listen on (default: 8080)")
+    server.add_argument(
+        "--api-key",
+        metavar="KEY",
+        help="require Authorization: Bearer KEY (default: $CONCH_SERVER_API_KEY); "
+        "needed on any address but loopback",
+    )
+    server.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="longest a request may take (default: 600)",
+    )
+    _agent_flags(p, CHAT_ITERATIONS)
+    return p
+
+
 def build_shell_parser() -> argparse.ArgumentParser:
     """The parser of ``conch shell``."""
     p = _Parser(
@@ -180,20 +213,6 @@ def build_shell_parser() -> argparse.ArgumentParser:
     return p
 
 
-def build_auth_parser() -> argparse.ArgumentParser:
-    """The parser of ``conch auth``."""
-    p = _Parser(
-        prog="conch auth",
-        usage=AUTH_USAGE,
-        description="Keep a provider's API key in the system keyring, show where it comes "
-        "from, or remove it.",
-    )
-    p.add_argument("action", choices=AUTH_ACTIONS, help="what to do with the key")
-    p.add_argument(
-        "provider", metavar="PROVIDER", help="openai, azure, or a name in the models section"
-    )
-    p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
-    return p
 def build_mcp_parser() -> argparse.ArgumentParser:
     """The parser of ``conch mcp``."""
     p = _Parser(
@@ -226,3 +245,17 @@ def build_mcp_parser() -> argparse.ArgumentParser:
     return p
 
 
+def build_auth_parser() -> argparse.ArgumentParser:
+    """The parser of ``conch auth``."""
+    p = _Parser(
+        prog="conch auth",
+        usage=AUTH_USAGE,
+        description="Keep a provider's API key in the system keyring, show where it comes "
+        "from, or remove it.",
+    )
+    p.add_argument("action", choices=AUTH_ACTIONS, help="what to do with the key")
+    p.add_argument(
+        "provider", metavar="PROVIDER", help="openai, azure, or a name in the models section"
+    )
+    p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
+    return p

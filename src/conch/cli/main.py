@@ -12,6 +12,7 @@ from conch.cli.agentargs import (
     CHAT_USAGE,
     MCP_USAGE,
     RUN_USAGE,
+    SERVE_USAGE,
     SHELL_USAGE,
     add_daemon_flag,
     add_model_flags,
@@ -121,6 +122,20 @@ def _shell(rest: list[str], env: Environment) -> int:
     return run_shell(parsed, env)
 
 
+def _serve(rest: list[str], env: Environment) -> int:
+    from conch.cli.agentargs import build_serve_parser
+
+    parsed = _parse(build_serve_parser(), "serve", rest)
+    if parsed.words:
+        raise UsageError(
+            f"`conch serve` takes no words (clients send their requests over HTTP); to ask "
+            f"for a command, write: {_as_request(['serve', *rest])}"
+        )
+    from conch.cli.servecmd import run_serve
+
+    return run_serve(parsed, env)
+
+
 def _mcp(rest: list[str], env: Environment) -> int:
     from conch.cli.agentargs import build_mcp_parser
 
@@ -194,6 +209,12 @@ COMMANDS = {
             _run,
         ),
         Command(
+            "serve",
+            SERVE_USAGE,
+            "an OpenAI-compatible HTTP API and a web chat page",
+            _serve,
+        ),
+        Command(
             "mcp",
             MCP_USAGE,
             "serve conch's tools to MCP clients (stdio or HTTP)",
@@ -208,7 +229,7 @@ COMMANDS = {
     )
 }
 # Words kept for subcommands still to come.
-RESERVED: tuple[str, ...] = ("serve",)
+RESERVED: tuple[str, ...] = ()
 # The word that always starts a request.
 ASK = "ask"
 
