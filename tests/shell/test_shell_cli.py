@@ -223,7 +223,7 @@ def test_quit_exits_0_and_meta_errors_are_one_line(conch: Conch, isolated_dirs: 
     assert result.code == 0
     assert "conch: unknown meta command :frob; :help lists them\n" in result.err
     assert ":config show [SECTION]" in result.out and ":auto GOAL" in result.out
-    assert "not available in conch shell yet" in result.err
+    assert "no MCP servers configured" in result.out
     assert "never-run" not in result.out
 
 

@@ -46,5 +46,6 @@ def mcp_lines(settings: Settings, servers: McpServers | None) -> list[str]:
         lines.append(f"  {status.name}  {'; '.join(facts)}")
         lines.append(f"    {status.where}")
         for offered, own in status.tools:
-            lines.append(f"    {offered}" + (f"  (the server's {own})" if own != offered else ""))
+            renamed = offered != f"{status.name}__{own}"
+            lines.append(f"    {offered}" + (f"  (the server's {own})" if renamed else ""))
     return lines

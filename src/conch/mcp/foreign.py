@@ -60,7 +60,7 @@ def trigger(text: str | None, server: str) -> str:
 
 def instructions(server: str, text: str | None) -> str:
     """A server's instructions as a system-prompt paragraph (empty when it gave none)."""
-    body = sanitize.paragraph(text or "", INSTRUCTIONS_CAP)
+    body = sanitize.paragraph((text or "").strip(), INSTRUCTIONS_CAP)
     if not body:
         return ""
     return f"MCP SERVER {sanitize.name(server)} (its own words, not conch's):\n{body}"
