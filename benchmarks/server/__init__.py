@@ -1,0 +1,1 @@
+"""Benchmarks of ``conch serve``."""
