@@ -270,3 +270,19 @@ def test_a_request_naming_another_host_is_refused_on_a_loopback_server(client_fo
     client = client_for(ScriptedProvider.of())
     response = client.get("/health", headers={"Host": "attacker.example"})
     assert response.status_code == 400
+
+
+def test_a_model_that_cannot_be_opened_is_a_502(tmp_path: Path) -> None:
+    from conch.errors import ProviderError
+    from conch.server.app import create_app
+    from conch.server.config import ServerConfig
+    from conch.server.models import ModelTable
+
+    def no_key() -> ScriptedProvider:
+        raise ProviderError("no API key for https://api.openai.com/v1")
+
+    app = create_app(ServerConfig(), ModelTable({"gpt": no_key}))
+    with TestClient(app, base_url="http://127.0.0.1") as client:
+        response = client.post("/v1/chat/completions", json=user("hi"))
+    assert response.status_code == 502
+    assert response.json()["error"]["message"] == "no API key for https://api.openai.com/v1"

@@ -12,12 +12,11 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from playwright import sync_api as playwright
+from serverutil import SlowProvider
 
 from conch.messages import GenerationOptions, Message, ToolCall
 from conch.providers.scripted import Reply, ScriptedProvider
-from serverutil import SlowProvider
-
-playwright = pytest.importorskip("playwright.sync_api")
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
@@ -38,13 +37,14 @@ Server = Callable[..., str]
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[playwright.Browser]:
-    if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
+    executable = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+    if executable is None:
         message = "chromium is not installed (apt-get install chromium)"
         if os.environ.get("CI") == "true":
             pytest.fail(message)  # CI installs it: its absence there is a failure
         pytest.skip(message)
     with playwright.sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        launched = p.chromium.launch(executable_path=executable, args=ARGS)
         yield launched
         launched.close()
 

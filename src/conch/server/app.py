@@ -35,6 +35,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from conch.errors import ConchError
 from conch.server.bridge import Bridge
 from conch.server.chunks import Reply
 from conch.server.config import ServerConfig, is_loopback
@@ -108,7 +109,11 @@ def create_app(config: ServerConfig, models: ModelTable) -> Starlette:
     return Starlette(
         routes=routes,
         middleware=middleware,
-        exception_handlers={APIError: _api_error, HTTPException: _http_error},
+        exception_handlers={
+            APIError: _api_error,
+            HTTPException: _http_error,
+            Exception: _internal_error,
+        },
         lifespan=lifespan,
     )
 
@@ -143,7 +148,10 @@ async def _chat(state: _State, request: Request) -> Response:
         raise APIError(415, "send the request as JSON (Content-Type: application/json)")
     raw = await _body(request, caps.body_bytes)
     chat = parse_request(raw, caps)
-    session, model = await run_in_threadpool(open_session, chat, state.config, state.models)
+    try:
+        session, model = await run_in_threadpool(open_session, chat, state.config, state.models)
+    except ConchError as exc:  # the model cannot be opened (a missing key, a bad setting)
+        raise APIError(502, str(exc), kind="server_error", code="model_error") from None
     events = state.config.events if chat.events is None else chat.events
     reply = Reply(model, include_usage=chat.include_usage, events=events, progress=chat.progress)
     bridge = Bridge(session, chat, caps.timeout_s, state.slots)
@@ -242,6 +250,11 @@ def _json(body: dict[str, Any]) -> str:
 async def _api_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, APIError)
     return JSONResponse(exc.body(), exc.status)
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    error = APIError(500, f"internal error: {type(exc).__name__}", kind="server_error")
+    return JSONResponse(error.body(), 500)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
