@@ -13,6 +13,7 @@ import pytest
 from conch.cli.agentargs import (
     build_auth_parser,
     build_chat_parser,
+    build_mcp_parser,
     build_run_parser,
     build_shell_parser,
 )
@@ -38,7 +39,8 @@ def test_every_cli_flag_is_documented_in_a_help_topic(flag: str) -> None:
     [("chat", flag) for flag in _flags(build_chat_parser())]
     + [("run", flag) for flag in _flags(build_run_parser())]
     + [("auth", flag) for flag in _flags(build_auth_parser())]
-    + [("shell", flag) for flag in _flags(build_shell_parser())],
+    + [("shell", flag) for flag in _flags(build_shell_parser())]
+    + [("mcp", flag) for flag in _flags(build_mcp_parser())],
 )
 def test_every_agent_flag_is_documented_on_its_command_s_page(topic: str, flag: str) -> None:
     assert flag in render_help(topic), f"{flag} is not documented in `conch help {topic}`"
@@ -54,6 +56,7 @@ def test_every_agent_flag_is_documented_on_its_command_s_page(topic: str, flag: 
         ["help", "chat"],
         ["help", "shell"],
         ["help", "tools"],
+        ["help", "mcp"],
         ["check", "--", "ls", "-la"],
     ],
 )
@@ -65,7 +68,7 @@ def test_fast_paths_do_not_import_the_model_stack_or_http(argv: list[str]) -> No
         "    try:\n        main(['--help'])\n    except SystemExit:\n        pass\n"
         "heavy = [m for m in ('xllamacpp', 'llama_cpp', 'httpx', 'openai', 'conch.providers.local.provider',"
         " 'conch.providers.openai', 'conch.daemon.client', 'conch.daemon.service', 'prompt_toolkit',"
-        " 'conch.agent.session')"
+        " 'conch.agent.session', 'mcp', 'conch.mcp.client')"
         " if m in sys.modules]\n"
         "print('HEAVY', heavy)\n"
     )

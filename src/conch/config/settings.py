@@ -10,22 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from conch.config.mcpservers import MCP_SERVER_NAME, McpServerSettings
 from conch.config.paths import Paths
 from conch.config.problems import file_problems, listing, value_problems
 from conch.errors import ConfigError
@@ -224,48 +217,6 @@ class ShellSettings(_Model):
     capture_output: bool = True  # what your commands print reaches the next model turn
     prices: dict[str, PriceSettings] = Field(default_factory=dict)  # by model name
     cost_warning: float | None = Field(default=None, gt=0)  # warn once past this session cost
-
-
-# A server's name: a word of letters, digits, ``_``, ``-`` and ``.`` (it prefixes its tools).
-MCP_SERVER_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$"
-
-
-class McpServerSettings(_Model):
-    """One MCP server whose tools conch sessions use (``conch help mcp``): a program to
-    start and talk to over stdio (``command``, ``args``, ``env``, ``cwd``), or a streamable
-    HTTP endpoint (``url``, ``headers``). ``${NAME}`` in ``env`` and ``headers`` values is
-    read from conch's environment when the server is started, so secrets stay out of the
-    file."""
-
-    command: str | None = Field(default=None, min_length=1)
-    args: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    cwd: str | None = None
-    url: str | None = None
-    headers: dict[str, str] = Field(default_factory=dict)
-    enabled: bool = True
-    # Seconds to start and list the tools, and for one tool call.
-    connect_timeout: float = Field(default=20.0, gt=0, le=600)
-    timeout: float = Field(default=120.0, gt=0, le=3600)
-    # At most this many tools/list pages are read (a server that never stops paging).
-    max_pages: int = Field(default=10, ge=1, le=1000)
-
-    @field_validator("url")
-    @classmethod
-    def _http_url(cls, url: str | None) -> str | None:
-        if url is not None and not re.fullmatch(r"https?://[^\s/]+\S*", url):
-            raise ValueError("not an http:// or https:// URL")
-        return url
-
-    @model_validator(mode="after")
-    def _one_transport(self) -> McpServerSettings:
-        if (self.command is None) == (self.url is None):
-            raise ValueError("give either command (a stdio server) or url (streamable HTTP)")
-        if self.url is not None and (self.args or self.env or self.cwd):
-            raise ValueError("args, env and cwd are for a stdio server (command), not a url")
-        if self.command is not None and self.headers:
-            raise ValueError("headers are for a streamable HTTP server (url), not a command")
-        return self
 
 
 class Settings(_Model):

@@ -29,6 +29,7 @@ _SUMMARIES: tuple[tuple[str, str], ...] = (
     ("chat", "conch chat: the agent and its tools in a REPL, or one prompt"),
     ("shell", "conch shell: your commands and plain language in one terminal"),
     ("run", "conch run: the agent works through a task or a plan file"),
+    ("mcp", "conch mcp: conch's tools for MCP clients; MCP servers' tools"),
     ("serve", "conch serve: an OpenAI-compatible API and a web chat page"),
     ("modes", "execution modes: when the agent's commands need your yes"),
     ("auth", "conch auth: API keys in the system keyring"),
