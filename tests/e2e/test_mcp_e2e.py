@@ -10,9 +10,9 @@ from pathlib import Path
 
 import anyio
 import pytest
+from mcp import Client, StdioServerParameters
 
 from conch.policy import Decision, PolicyContext, assess
-from mcp import Client, StdioServerParameters
 
 pytestmark = pytest.mark.e2e
 

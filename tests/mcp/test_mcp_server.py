@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from mcp import Client, StdioServerParameters
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIONS
 from mcputil import CONCH, SCRIPTED_CONFIG, free_port, running, write_config
 
@@ -24,7 +25,6 @@ from conch.mcp.client import McpServers
 from conch.mcp.server import build_server, instructions_for
 from conch.policy import ExecutionMode
 from conch.providers import ScriptedProvider
-from mcp import Client, StdioServerParameters
 
 
 def _tools(root: Path, reply: str = "rm notes.txt") -> list[Any]:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import anyio
+from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -49,7 +50,6 @@ from conch.mcp import foreign
 from conch.messages import ToolSpec
 from conch.tools import Tool
 from conch.version import __version__
-from mcp import Client
 
 # The SDK logs a stray stdout line with a traceback; conch counts them instead, and a library
 # leaves logging to the application (this keeps Python's last-resort stderr handler quiet).
