@@ -27,14 +27,16 @@ def service(runtime_dir: Path, embedded_model: Path, monkeypatch: pytest.MonkeyP
 def test_propose_command_answers_with_a_checked_command_from_the_model(
     service: None, tmp_path: Path
 ) -> None:
+    root = tmp_path / "work"
+    root.mkdir()
     for name in ("app.log", "notes.txt", "data.csv"):
-        (tmp_path / name).write_text(f"{name}\n", encoding="utf-8")
+        (root / name).write_text(f"{name}\n", encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k.startswith(("XDG_", "HOME"))}
     params = StdioServerParameters(
         command=str(Path(sys.executable).with_name("conch")),
-        args=["mcp", "--sandbox", str(tmp_path), "--allow-bash"],
+        args=["mcp", "--sandbox", str(root), "--allow-bash"],
         env=env,
-        cwd=str(tmp_path),
+        cwd=str(root),
     )
 
     async def main() -> tuple[dict[str, object], bool, str]:
@@ -50,9 +52,9 @@ def test_propose_command_answers_with_a_checked_command_from_the_model(
 
     answer, refused, why = anyio.run(main)
     command = str(answer["command"])
-    verdict = assess(command, PolicyContext(cwd=tmp_path, sandbox_root=tmp_path))
+    verdict = assess(command, PolicyContext(cwd=root, sandbox_root=root))
     assert verdict.decision is Decision.ALLOW, (command, verdict)
     assert answer["decision"] == "allow" and answer["risk"] == "read-only", answer
     assert answer["runs_without_asking"] is True
     assert refused and "Denylisted" in why
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.log", "data.csv", "notes.txt"]
+    assert sorted(p.name for p in root.iterdir()) == ["app.log", "data.csv", "notes.txt"]
