@@ -286,3 +286,23 @@ def test_a_model_that_cannot_be_opened_is_a_502(tmp_path: Path) -> None:
         response = client.post("/v1/chat/completions", json=user("hi"))
     assert response.status_code == 502
     assert response.json()["error"]["message"] == "no API key for https://api.openai.com/v1"
+
+
+def test_the_models_are_the_configured_one_then_the_models_section() -> None:
+    from conch.config.settings import AISettings, Settings
+    from conch.server.models import ModelTable
+
+    settings = Settings(
+        ai=AISettings(provider="openai", model="gpt-x"),
+        models={"small": AISettings(provider="scripted", script=["Small reply."])},
+    )
+    table = ModelTable.from_settings(settings)
+    assert table.names == ["gpt-x", "small"]
+    assert (table.resolve("small"), table.resolve("gpt-4o"), table.resolve(None)) == (
+        "small",
+        "gpt-x",
+        "gpt-x",
+    )
+    assert table.provider("small").name == "scripted"  # opened at its first use
+    table.close()
+    assert ModelTable.from_settings(Settings()).names == ["qwen2.5-coder-1.5b-instruct-q4_k_m"]

@@ -112,7 +112,7 @@ class ModelTable:
             entries.setdefault(name, ai)
         openers = {name: _opener(ai, settings) for name, ai in entries.items()}
         context = {
-            name: ai.local.n_ctx if ai.provider == "local" else 8192 for name, ai in entries.items()
+            name: ai.local.n_ctx if ai.provider == "local" else 4096 for name, ai in entries.items()
         }
         return cls(openers, context, {name: ai.tool_calls for name, ai in entries.items()})
 
