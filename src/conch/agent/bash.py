@@ -17,9 +17,9 @@ from typing import Literal
 
 from conch.agent.modes import describe, needs_question
 from conch.errors import ConfirmationRequired, PolicyRejection
-from conch.execute.checked import Answer, Approve, run_checked
+from conch.execute.checked import Answer, Approve, Choice, run_checked
 from conch.execute.run import ExecResult
-from conch.policy import ExecutionMode, PolicyContext, Verdict
+from conch.policy import Decision, ExecutionMode, PolicyContext, Verdict, assess
 from conch.policy.confirm import Confirmation, ConfirmOptions
 from conch.tools import Tool, make_tool
 
@@ -124,6 +124,37 @@ class Shell:
                 "nothing ran. Use read-only commands, or tell the user what to run."
             ) from None
         return format_result(ran.command, ran.result)
+
+    def permit(self, command: str) -> None:
+        """Decide ``command`` as ``run`` would, without running it: the policy, the mode and,
+        where the mode wants a yes, the user. For what a tool does itself that a command
+        could do too (a file tool's delete is decided as the ``rm`` doing it), so the same
+        rules hold. Raises CommandRefused when it may not happen; an edit counts as a no."""
+        key = _normal(command)
+        if key in self.refused:
+            self._refused(command, "declined")
+            raise CommandRefused(
+                f"the user already refused `{key}` in this session, so nothing was done. "
+                "Do not try it again: try another way or ask the user."
+            )
+        context = PolicyContext(unsafe=False, mode=self.mode, cwd=self.cwd, sandbox_root=self.root)
+        verdict = assess(command, context)
+        if verdict.decision is Decision.REJECT:
+            self._refused(command, "policy")
+            reasons = "; ".join(verdict.reasons) or "it is not allowed"
+            raise CommandRefused(f"the safety policy refused it: {reasons}")
+        try:
+            answer = self._approve(command, verdict, Confirmation(True))
+        except _NoOneToAsk:
+            self._refused(command, "unasked")
+            raise CommandRefused(
+                f"it needs the user's yes in {self.mode} mode and no one can be asked; "
+                "nothing was done. Tell the user what you would delete instead."
+            ) from None
+        if answer.choice is not Choice.RUN:
+            self.refused.add(key)
+            self._refused(command, "declined")
+            raise CommandRefused("the user refused it; nothing was done. Do not try it again.")
 
     def _refused(self, command: str, why: Refusal) -> None:
         if self.on_refused is not None:

@@ -13,6 +13,8 @@ pay for its imports.
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -74,12 +76,13 @@ def default_tools(options: ToolOptions) -> list[Tool]:
     """The built-in tools ``options`` ask for, in the order they are offered: the ones a task
     uses most first (a small model leans on the first tools it reads about)."""
     tools: list[Tool] = []
+    shell = shell_for(options)
     if options.root is not None:
         from conch.tools.fs import fs_tools
 
-        tools += fs_tools(options.root, options.fs_mode)
+        tools += fs_tools(options.root, options.fs_mode, before_delete=deletes_as_rm(shell))
     if options.bash:
-        tools.append(bash_tool(shell_for(options)))
+        tools.append(bash_tool(shell))
     if options.root is not None and options.evaluate:
         evaluator = Evaluator(options.root, options.evaluate_sandbox)
         if evaluator.available():  # a tool that can only fail would cost the model steps
@@ -101,6 +104,18 @@ def default_tools(options: ToolOptions) -> list[Tool]:
 
         tools.append(memory_tool(options.memory_dir))
     return tools
+
+
+def deletes_as_rm(shell: Shell) -> Callable[[str, bool], None]:
+    """A file tool's delete, decided as the ``rm`` that would do it under ``shell``'s mode:
+    the policy, then the user where the mode wants a yes (in every mode but
+    full-autonomous a delete is asked about, or refused when no one can be asked). The
+    user refusing it ends the tool call with an error the model reads."""
+
+    def before_delete(path: str, recursive: bool) -> None:
+        shell.permit(shlex.join(["rm", "-r", "--", path] if recursive else ["rm", "--", path]))
+
+    return before_delete
 
 
 def shell_for(options: ToolOptions) -> Shell:

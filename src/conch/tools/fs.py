@@ -23,11 +23,15 @@ Positive = Annotated[int, Field(ge=1)]
 NonNegative = Annotated[int, Field(ge=0)]
 
 
-def fs_tools(root: Path, mode: Literal["split", "unified", "both"] = "split") -> list[Tool]:
+def fs_tools(
+    root: Path,
+    mode: Literal["split", "unified", "both"] = "split",
+    before_delete: Callable[[str, bool], None] | None = None,
+) -> list[Tool]:
     """The file tools for the sandbox ``root`` (an existing directory): ``split`` gives
     ``fs_read``, ``fs_write``, ``fs_edit``, ``fs_list``, ``fs_glob``, ``fs_grep``,
     ``fs_mkdir``, ``fs_delete``, ``fs_move`` and ``fs_diff``; ``unified`` gives the one batch tool ``fs``;
-    ``both`` gives all of them."""
+    ``both`` gives all of them. ``before_delete`` is asked before any delete (``Files``)."""
     if mode not in ("split", "unified", "both"):
         raise ValueError(f"unknown file tools mode {mode!r} (split, unified or both)")
     confined = Confined(root)
@@ -39,9 +43,9 @@ def fs_tools(root: Path, mode: Literal["split", "unified", "both"] = "split") ->
     )
     tools: list[Tool] = []
     if mode in ("split", "both"):
-        tools.extend(split_tools(Files(confined)))
+        tools.extend(split_tools(Files(confined, before_delete=before_delete)))
     if mode in ("unified", "both"):
-        tools.append(batch_tool(Files(confined, prefix="fs ")))
+        tools.append(batch_tool(Files(confined, prefix="fs ", before_delete=before_delete)))
     tools[0] = replace(tools[0], system=system)  # said once, whichever tools are offered
     return tools
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from conch.storage.files import atomic_write_text
@@ -28,11 +28,21 @@ _SNIFF = 8192
 class Files:
     """The files under one sandbox root, and the actions the file tools offer on them.
 
-    ``prefix`` starts every error message (``fs_`` gives ``fs_read: ...``)."""
+    ``prefix`` starts every error message (``fs_`` gives ``fs_read: ...``).
+    ``before_delete``: told of every delete (the path as given, relative to the root, and
+    whether it is recursive) before anything is deleted; it raises to stop it, and its
+    error is the tool's.
+    """
 
-    def __init__(self, confined: Confined, prefix: str = "fs_") -> None:
+    def __init__(
+        self,
+        confined: Confined,
+        prefix: str = "fs_",
+        before_delete: Callable[[str, bool], None] | None = None,
+    ) -> None:
         self.confined = confined
         self.prefix = prefix
+        self.before_delete = before_delete
 
     # -- paths -----------------------------------------------------------------------------
 
@@ -349,7 +359,8 @@ class Files:
         return f"created directory '{shown}'"
 
     def delete(self, path: str, recursive: bool = False) -> str:
-        """Delete a file, a symlink (not what it points to) or, with ``recursive``, a directory."""
+        """Delete a file, a symlink (not what it points to) or, with ``recursive``, a directory;
+        ``before_delete`` is asked first."""
         self.resolve("delete", path)  # refuses symlinks that lead out
         entry = self.resolve("delete", path, follow_final=False)
         if entry == self.confined.root:
@@ -357,24 +368,25 @@ class Files:
                 f"{self.prefix}delete: refusing to delete the sandbox root {self.confined.root}"
             )
         shown = self.shown(entry)
+        link, directory = entry.is_symlink(), entry.is_dir()
+        if directory and not link and not recursive:
+            raise IsADirectoryError(
+                f"{self.prefix}delete: '{shown}' is a directory; to delete it and "
+                "everything in it, set recursive to true"
+            )
+        if not (link or entry.exists()):
+            raise self._missing("delete", path)
+        if self.before_delete is not None:
+            self.before_delete(shown, directory and not link)
         try:
-            if entry.is_symlink():
+            if link:
                 entry.unlink()
                 return f"deleted symlink '{shown}'"
-            if entry.is_dir():
-                if not recursive:
-                    raise IsADirectoryError(
-                        f"{self.prefix}delete: '{shown}' is a directory; to delete it and "
-                        "everything in it, set recursive to true"
-                    )
+            if directory:
                 count = sum(1 for _ in walk(entry))
                 shutil.rmtree(entry)
                 return f"deleted directory '{shown}' and the {count} entries in it"
-            if not entry.exists():
-                raise self._missing("delete", path)
             entry.unlink()
-        except (IsADirectoryError, FileNotFoundError):
-            raise
         except OSError as exc:
             raise OSError(f"{self.prefix}delete: cannot delete '{shown}': {exc.strerror}") from None
         return f"deleted '{shown}'"
