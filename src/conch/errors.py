@@ -27,6 +27,9 @@ class ModelOutputError(ConchError):
     """The model answered, but nothing usable could be extracted from its reply."""
 
 
+EMPTY_REPLY = "the model returned an empty reply; rephrase the request or retry"
+
+
 class PolicyRejection(ConchError):
     """The safety policy rejected a command."""
 

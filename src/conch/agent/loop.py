@@ -42,6 +42,7 @@ from conch.agent.events import (
 from conch.agent.outputs import expected_outputs, missing_note, still_missing
 from conch.agent.results import DEFAULT_CAP, capped
 from conch.agent.toolcalls import AnswerStream, parse_step, step_schema
+from conch.errors import EMPTY_REPLY, ModelOutputError
 from conch.messages import (
     Finished,
     GenerationOptions,
@@ -158,6 +159,9 @@ class Agent:
                     conversation.add(Message("assistant", reply.text))
                     conversation.add(Message("user", RETRY if retry else missing_note(missing)))
                     continue
+                if not reply.calls and not reply.text.strip():
+                    # Nothing to show and nothing to do: a failed reply, not an answer.
+                    raise ModelOutputError(EMPTY_REPLY)
                 if not reply.calls:
                     conversation.add(Message("assistant", reply.text))
                     yield TurnFinished(reply.text, iteration, usage)

@@ -27,7 +27,7 @@ from conch.messages import (
     ToolSpec,
     Usage,
 )
-from conch.providers.streaming import MalformedStream, chunk_events, sse_data, usage_of
+from conch.providers.streaming import DONE, MalformedStream, chunk_events, sse_data, usage_of
 
 if TYPE_CHECKING:
     from conch.config.settings import AISettings
@@ -98,11 +98,17 @@ class OpenAIProvider:
             headers["api-key"] = api_key
         elif api_key:
             headers["Authorization"] = f"Bearer {api_key}"
-        self._client = httpx.Client(
-            headers=headers,
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
-            transport=transport,
-        )
+        try:
+            self._client = httpx.Client(
+                headers=headers,
+                timeout=httpx.Timeout(timeout, connect=min(timeout, 10.0)),
+                transport=transport,
+            )
+        except OSError as exc:  # the TLS setup reads the certificates SSL_CERT_FILE names
+            raise ProviderError(
+                f"cannot set up TLS for the model server at {self.base_url}: the certificates "
+                f"could not be read ({exc.strerror or exc}); check SSL_CERT_FILE and SSL_CERT_DIR"
+            ) from None
 
     @classmethod
     def from_settings(cls, settings: AISettings) -> OpenAIProvider:
@@ -168,8 +174,21 @@ class OpenAIProvider:
                     yield from self._whole_reply(text)
                     return
                 lines = iter(text.splitlines())
+            ended: list[bool] = []
+            calls = False
             try:
-                yield from chunk_events(self._chunks(lines))
+                for event in chunk_events(self._chunks(_marking_done(lines, ended))):
+                    calls = calls or isinstance(event, ToolCall)
+                    cut = isinstance(event, Finished) and event.finish_reason is None
+                    if cut and not ended and not calls:
+                        # No finish reason and no ``[DONE]``: the connection closed mid-reply,
+                        # and the text that came is only part of it (a cut-off command is not
+                        # one). Whole tool calls are kept: their arguments are checked anyway.
+                        raise self._error(
+                            f"the reply from the model server at {self._where} was cut off "
+                            "before it ended (the connection closed mid-stream); try again"
+                        )
+                    yield event
             except MalformedStream as exc:
                 raise self._malformed(str(exc)) from exc
         finally:
@@ -449,6 +468,15 @@ class OpenAIProvider:
         else:
             message = f"the model server at {where} rejected the request (HTTP {status}): {detail}"
         return self._error(message)
+
+
+def _marking_done(lines: Iterator[str], ended: list[bool]) -> Iterator[str]:
+    """``lines`` as they come; ``ended`` gets True once the stream's ``data: [DONE]`` is seen."""
+    for line in lines:
+        name, _, value = line.partition(":")
+        if name == "data" and value.strip() == DONE:
+            ended.append(True)
+        yield line
 
 
 def _is_openai(base_url: str) -> bool:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from conch.agent.events import AgentError, Pruned, ToolFinished, ToolStarted
 from conch.agent.loop import Limits
 from conch.agent.session import Session
-from conch.errors import ConchError, ProviderError
+from conch.errors import ConchError, ModelOutputError, ProviderError
 from conch.messages import (
     Finished,
     GenerationOptions,
@@ -197,7 +197,7 @@ def run_turn(
         emit(Outcome("".join(shown), (), finish, usage))
     except AgentError as exc:
         emit(APIError(500, str(exc), kind="server_error", code="agent_stopped"))
-    except ProviderError as exc:
+    except (ProviderError, ModelOutputError) as exc:
         emit(APIError(502, f"the model failed: {exc}", kind="server_error", code="model_error"))
     except ConchError as exc:
         emit(APIError(500, str(exc), kind="server_error"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 
-from conch.errors import ModelOutputError
+from conch.errors import EMPTY_REPLY, ModelOutputError
 
 # A one-line command whose first character is not a backtick, a space or a markdown marker:
 # measured on the embedded model, this keeps it from opening a code fence or writing prose
@@ -21,6 +21,9 @@ _PROSE_LEAD = re.compile(
     r"^(?:here(?:'s| is)|to |you can|use |the command|this command|run |try |sure|certainly)",
     re.I,
 )
+# A sentence's first word: capitalised, maybe with an apostrophe or a comma (``I``, ``Sorry,``).
+_SENTENCE_START = re.compile(r"[A-Z][a-z']*,?")
+PROSE_REPLY = "the model's reply holds no command (it answered in prose); rephrase the request"
 # A typographic dash where an option belongs (``top –n 1``): small models write these, and
 # no program accepts them. Only a dash that starts a word is replaced, so text such as
 # ``echo "a – b"`` keeps its dash.
@@ -39,7 +42,7 @@ def extract_command(reply: str) -> str:
     """
     text = reply.replace("\r\n", "\n").strip()
     if not text:
-        raise ModelOutputError("the model returned an empty reply; rephrase the request or retry")
+        raise ModelOutputError(EMPTY_REPLY)
     for match in _CMD_LINE.finditer(text):
         command = clean_command(match.group(1))
         if command:
@@ -58,6 +61,8 @@ def extract_command(reply: str) -> str:
         spans = _INLINE.findall(only)
         if spans and _PROSE_LEAD.match(only):
             return clean_command(max(spans, key=len))
+        if _is_sentence(only):
+            raise ModelOutputError(PROSE_REPLY)
         return clean_command(only)
     # Several lines of prose: prefer inline code that starts with a real program, then a
     # line that does.
@@ -68,11 +73,9 @@ def extract_command(reply: str) -> str:
         if _looks_like_command(line):
             return clean_command(line)
     first = clean_command(lines[0])
-    if first and not _PROSE_LEAD.match(first):
+    if first and not _PROSE_LEAD.match(first) and not _is_sentence(first):
         return first
-    raise ModelOutputError(
-        "the model's reply holds no command (it answered in prose); rephrase the request"
-    )
+    raise ModelOutputError(PROSE_REPLY)
 
 
 def _from_block(body: str) -> str:
@@ -100,6 +103,18 @@ def clean_command(command: str) -> str:
 
 def _ascii_dashes(match: re.Match[str]) -> str:
     return "".join("--" if dash in _LONG_DASHES else "-" for dash in match.group(1))
+
+
+def _is_sentence(line: str) -> bool:
+    """A line of prose rather than a command: four words or more that end like a sentence,
+    the first capitalised and no program here (``I am sorry, but I cannot ...``)."""
+    words = line.split()
+    return (
+        len(words) >= 4
+        and line.rstrip()[-1] in ".?!"
+        and _SENTENCE_START.fullmatch(words[0]) is not None
+        and shutil.which(words[0].rstrip(",")) is None
+    )
 
 
 def _looks_like_command(line: str) -> bool:
