@@ -1,6 +1,7 @@
 """``conch shell`` on a real pseudo-terminal with the real embedded model, answered by the warm
 model service, default settings otherwise: a typed command's output reaching the model, a
-suggested command confirmed and run, ``cd`` and Ctrl+C, and ``:quit``.
+suggested command confirmed and run (and one edited first), ``less``, ``cd`` and Ctrl+C, a
+destructive step of ``:auto`` halting, and ``:quit``.
 
 The model's wording is its own: the tests check what conch does with a reply (the turn it
 sent, the commands it offered and ran, the prompt coming back) and, of the reply itself, only
@@ -28,6 +29,7 @@ Conch = Callable[..., CliResult]
 
 PROMPT = "[conch:local]$"  # the space after it is drawn as a cursor move
 QUESTION = "Run it? [y]es, [e]dit, [n]o [n] "
+HALT = "Type yes to run it; anything else refuses it: "
 START_S = 60  # a new process: imports and the user's aliases, on a busy machine
 STEP_S = 10
 TURN_S = 120  # one model turn of the 1.5B model on a slow 2-core CPU
@@ -221,3 +223,65 @@ def test_quit_exits_0_and_leaves_the_model_service_running(
     status = conch("daemon", "status", "--json")
     assert status.code == 0, status.err
     assert json.loads(status.out)["running"] is True
+
+
+def test_less_runs_full_screen_and_a_question_follows_on_the_model(
+    service: None, work: Path, started: list[pexpect.spawn]
+) -> None:
+    (work / "notes.txt").write_text("first line\nthe build needs port 8123\n", encoding="utf-8")
+    shell = start(work, started)
+    send_line(shell, "less notes.txt")
+    shell.expect_exact("the build needs port 8123")
+    shell.expect_exact("(END)")
+    shell.send("q")
+    shell.expect_exact(PROMPT)
+    send_line(shell, 'echo still""-alive')
+    shell.expect_exact("still-alive\r\n")
+    shell.expect_exact(PROMPT)
+
+    send_line(shell, "what is a pager?")
+    shown = model_turn(shell, lambda shown: "n")
+    assert quit_shell(shell) == 0
+    assert replies(), f"no reply was saved; the terminal showed: {shown!r}"
+    exits = {r["command"]: r["exit_code"] for r in session_records("exec")}
+    assert exits["less notes.txt"] == 0, exits
+
+
+def test_a_suggested_command_is_edited_then_confirmed_and_runs_as_edited(
+    service: None, work: Path, started: list[pexpect.spawn]
+) -> None:
+    (work / "inventory-2024.csv").write_text("sku,count\nA-1,3\n", encoding="utf-8")
+    shell = start(work, started)
+    send_line(shell, "show the files in this directory")
+    if shell.expect_exact([QUESTION, PROMPT], timeout=TURN_S) == 1:
+        pytest.fail(f"the model suggested no command: {plain(shell.before)!r}")
+    shell.send("e\r")
+    shell.expect_exact(PROMPT)  # the input line, pre-filled with the suggestion
+    # End of line, then the edit: the edited line is what runs.
+    shell.send('\x05 && echo edit""ed-by-hand\r')
+    shell.expect_exact("edited-by-hand\r\n", timeout=TURN_S)
+    shell.expect_exact(PROMPT)
+    assert quit_shell(shell) == 0
+    ran = [r for r in session_records("exec") if r["command"].endswith('&& echo edit""ed-by-hand')]
+    assert ran, session_records("exec")
+    assert ran[0]["exit_code"] == 0, ran
+
+
+def test_a_destructive_step_of_auto_halts_and_no_leaves_the_files(
+    service: None, work: Path, started: list[pexpect.spawn]
+) -> None:
+    victim = work / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("precious\n", encoding="utf-8")
+    shell = start(work, started)
+    send_line(shell, ":auto delete the directory victim and everything in it")
+    halted = shell.expect_exact(["HALT: the agent wants to", PROMPT], timeout=TURN_S * 3)
+    if halted == 1:
+        pytest.fail(f"the agent finished without a halt: {plain(shell.before)!r}")
+    shell.expect_exact(HALT, timeout=STEP_S)
+    shell.send("no\r")
+    # The agent is told no; it may try again (each try halts too) or give up.
+    while shell.expect_exact([HALT, PROMPT], timeout=TURN_S * 3) == 0:
+        shell.send("no\r")
+    assert quit_shell(shell) == 0
+    assert (victim / "keep.txt").read_text(encoding="utf-8") == "precious\n"
