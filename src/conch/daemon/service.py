@@ -120,7 +120,8 @@ class Service:
         self.model.touch()  # the idle clock starts once the service can be used
 
     def serve_forever(self) -> str:
-        """Serve until stopped or idle for too long; returns why it ended ("stopped", "idle")."""
+        """Serve until stopped, idle for too long or unreachable (its socket deleted or taken
+        over); returns why it ended ("stopped", "idle", "its socket is gone")."""
         listener = self._listener
         if listener is None:
             raise RuntimeError("bind() first")
@@ -131,6 +132,9 @@ class Service:
                 self._accept(listener)
             if self._idle_expired():
                 reason = "idle"
+                break
+            if self._orphaned():
+                reason = "its socket is gone"
                 break
         self.shutdown()
         return reason
@@ -168,6 +172,21 @@ class Service:
         if connected or self.model.busy():
             return False
         return self.model.idle_seconds() >= self.idle_timeout_s
+
+    def _orphaned(self) -> bool:
+        """Whether no client can reach this service any more (its socket file was deleted, or
+        is another service's now) and nothing is running: it would hold the model until idle."""
+        try:
+            ours = os.stat(self.config.socket_path).st_ino == self._socket_inode
+        except FileNotFoundError:
+            ours = False
+        except OSError:
+            return False
+        if ours:
+            return False
+        with self._state_lock:
+            connected = self.connections > 0
+        return not connected and not self.model.busy()
 
     def load_model(self) -> None:
         """Load the model before listening, failures included (requests then report them).
