@@ -106,6 +106,17 @@ def default_tools(options: ToolOptions) -> list[Tool]:
     return tools
 
 
+def evaluate_off(options: ToolOptions) -> str | None:
+    """Why ``evaluate`` is not offered although ``options`` ask for it (no sandbox can run
+    it here), one line for the user; None when it is offered or was not asked for."""
+    if options.root is None or not options.evaluate:
+        return None
+    reason = Evaluator(options.root, options.evaluate_sandbox).unavailable_reason()
+    if reason is None:
+        return None
+    return f"evaluate (Python in a sandbox) is off: {reason}; --no-python turns it off quietly"
+
+
 def deletes_as_rm(shell: Shell) -> Callable[[str, bool], None]:
     """A file tool's delete, decided as the ``rm`` that would do it under ``shell``'s mode:
     the policy, then the user where the mode wants a yes (in every mode but

@@ -111,11 +111,10 @@ class Evaluator:
         """What ``code`` printed, with its exit code and notes when it failed, timed out or
         printed too much. Raises SandboxUnavailable when no sandbox can run."""
         sandbox = self._sandbox()
-        if not sandbox.usable or sandbox.path is None:
-            why = (sandbox.error or "no sandbox found").rstrip(".")
-            fix = f" ({sandbox.fix})" if sandbox.fix else ""
+        reason = self.unavailable_reason()
+        if reason is not None or sandbox.path is None:
             raise SandboxUnavailable(
-                f"evaluate cannot run code here because no sandbox works: {why}{fix}. "
+                f"evaluate cannot run code here because no sandbox works: {reason}. "
                 "Nothing ran; compute another way."
             )
         root = self.root.resolve()
@@ -141,6 +140,14 @@ class Evaluator:
         if not text and not notes:
             text = "(no output: print() the result)"
         return "\n".join([text, *notes]) if text else "\n".join(notes)
+
+    def unavailable_reason(self) -> str | None:
+        """None when a sandbox can run the code here; else why not, and the fix, one line."""
+        sandbox = self._sandbox()
+        if sandbox.usable and sandbox.path is not None:
+            return None
+        why = (sandbox.error or "no sandbox found").rstrip(".")
+        return f"{why} ({sandbox.fix})" if sandbox.fix else why
 
     def available(self) -> bool:
         """Whether a sandbox can run the code here (found, and tried, on first use)."""

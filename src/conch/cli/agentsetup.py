@@ -105,7 +105,7 @@ def open_session(
 ) -> tuple[Session, LoadedSettings]:
     """The session the flags ask for, on the configured model. ``confirm`` asks the user
     about a command (None: no one can be asked, so the mode refuses what needs a yes)."""
-    from conch.agent.builtin import ToolOptions
+    from conch.agent.builtin import ToolOptions, evaluate_off
     from conch.agent.loop import Limits
     from conch.agent.session import Session
     from conch.cli.mcpuse import connect_mcp
@@ -126,6 +126,9 @@ def open_session(
     )
     limits = Limits(max_iterations=setup.max_iterations)
     session = Session.from_settings(loaded.settings, tools=tools, limits=limits)
+    off = None if getattr(args, "quiet", False) else evaluate_off(tools)
+    if off is not None:
+        _warn(env)(off)
     try:
         servers = connect_mcp(loaded.settings, env.environ, Paths.default().state_dir, _warn(env))
     except BaseException:
