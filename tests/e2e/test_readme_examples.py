@@ -2,13 +2,16 @@
 model through the warm model service, as a new user would type it in a directory that has
 what the examples talk about. Requests run with ``--json`` (nothing runs): the command must
 parse and the policy must not reject it; the piped question must get prose; the other lines
-(subcommands, --analyze) must succeed as documented."""
+(subcommands, --analyze) must succeed as documented; ``conch serve`` answers over HTTP and
+``conch mcp`` over MCP."""
 
 from __future__ import annotations
 
 import json
 import re
 import shlex
+import signal
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -135,6 +138,83 @@ def _shell(line: str, cwd: Path) -> None:
     assert child.exitstatus == 0
 
 
+def _serve(line: str, cwd: Path) -> None:
+    """``conch serve`` as typed (on a free port): the web page is there, the embedded model
+    answers a chat request through the API, and Ctrl+C stops it with exit 0."""
+    import socket
+    import subprocess
+    import time
+
+    import httpx
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    argv = [str(Path(sys.executable).with_name("conch")), *shlex.split(line)[1:]]
+    server = subprocess.Popen([*argv, "--port", str(port)], cwd=cwd, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(base + "/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert server.poll() is None and time.monotonic() < deadline, "it did not start"
+            time.sleep(0.2)
+        page = httpx.get(base + "/", timeout=10)
+        assert page.status_code == 200 and "<html" in page.text.lower()
+        model = httpx.get(base + "/v1/models", timeout=10).json()["data"][0]["id"]
+        reply = httpx.post(
+            base + "/v1/chat/completions",
+            json={
+                "model": model,
+                "messages": [{"role": "user", "content": "What is 2 + 3? Only the number."}],
+                "max_completion_tokens": 16,
+            },
+            timeout=600,
+        ).json()
+        assert "5" in reply["choices"][0]["message"]["content"], reply
+    finally:
+        server.send_signal(signal.SIGINT)
+        _, err = server.communicate(timeout=60)
+    assert server.returncode == 0, err.decode()
+
+
+def _mcp(line: str, cwd: Path) -> None:
+    """``conch mcp`` as typed, from an MCP client of the official SDK over stdio: the tools
+    are listed with their schemas and ``propose_command`` gives a checked command."""
+    import os
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    env = {k: v for k, v in os.environ.items() if k.startswith(("XDG_", "HOME", "PATH"))}
+    params = StdioServerParameters(
+        command=str(Path(sys.executable).with_name("conch")),
+        args=shlex.split(line)[1:],
+        env=env,
+        cwd=str(cwd),
+    )
+
+    async def main() -> tuple[list[str], str]:
+        with anyio.fail_after(900):
+            async with Client(params) as client:
+                listed = await client.list_tools()
+                proposed = await client.call_tool(
+                    "propose_command", {"request": "list the files in this directory"}
+                )
+        [block] = proposed.content
+        return [t.name for t in listed.tools], block.text  # type: ignore[union-attr]
+
+    names, text = anyio.run(main)
+    assert {"propose_command", "fs_read"} <= set(names), names
+    answer = json.loads(text)
+    assert answer["decision"] != str(Decision.REJECT), answer
+    assert _parses(answer["command"]), answer
+
+
 def _run(conch: Conch, line: str, cwd: Path) -> CliResult:
     """One README line as the user types it; requests get --json so nothing runs."""
     stdin = ""
@@ -161,6 +241,12 @@ def test_every_readme_example_works_as_written(conch: Conch, project: Path, line
         return
     if line.startswith("conch shell"):
         _shell(line, project)
+        return
+    if line.startswith("conch serve"):
+        _serve(line, project)
+        return
+    if line.startswith("conch mcp"):
+        _mcp(line, project)
         return
     previous = keyring.get_keyring()
     keyring.set_keyring(FileKeyring(project.parent / "keyring.json"))  # for `conch auth`
