@@ -47,6 +47,10 @@ VARIANTS: dict[str, dict[str, Any]] = {
     # does it
     "conch-k2": {"generation": {"few_shot": 2}},
     "conch-k3": {"generation": {"few_shot": 3}},
+    # safe mode, as `conch --print REQUEST` runs (the others run as with --unsafe): what a
+    # user waits for at the default settings; and the same with two worked examples
+    "conch-safe": {},
+    "conch-k2-safe": {"generation": {"few_shot": 2}},
     # a meta prompt that also asks for exactly the requested output and nothing more
     "conch-terse": {
         "default_prompt": {
@@ -75,6 +79,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
 # of the words an example asks for beyond the request.
 RETRIEVAL_WEIGHTS = {"conch-embedding-retrieval": 0.3}
 PLAIN_EXAMPLES = ("conch-plain-examples",)
+# Variants that run in safe mode (no shell: what needs one is refused, after one more try).
+SAFE_MODE = ("conch-safe", "conch-k2-safe")
 
 
 class ConchVariant(ConchGenerator):
@@ -99,5 +105,11 @@ class ConchVariant(ConchGenerator):
         scratch = self.overrides.get("generation", {}).get("dry_run_scratch", True)
         runner = FixtureDryRunner(root, task, scratch=scratch) if root is not None else None
         return conch_candidate(
-            self.provider, task.nl, runner, self.overrides, task.shell, self.nearest
+            self.provider,
+            task.nl,
+            runner,
+            self.overrides,
+            task.shell,
+            self.nearest,
+            unsafe=self.name not in SAFE_MODE,
         )

@@ -112,8 +112,10 @@ def conch_candidate(
     overrides: dict[str, Any] | None = None,
     shell: str = "/bin/bash",
     find: Callable[[str, int], list[Example]] | None = None,
+    unsafe: bool = True,
 ) -> Candidate:
-    """conch's answer to ``request``, as ``conch --print --unsafe REQUEST`` would produce it.
+    """conch's answer to ``request``, as ``conch --print --unsafe REQUEST`` would produce it
+    (``unsafe=False``: as ``conch --print REQUEST``, safe mode, as a user gets it).
 
     This is the one place the benchmark enters conch: ``conch.command.propose.Pipeline``, the same pipeline
     the CLI makes, with the default settings, the platform description of the machine the
@@ -135,7 +137,7 @@ def conch_candidate(
             provider,
             settings,
             task_platform(shell),
-            PolicyContext(unsafe=True),
+            PolicyContext(unsafe=unsafe),
             cache_dir=cache,
             dry_runner=dry_runner,
             find=find,
