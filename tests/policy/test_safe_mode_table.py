@@ -90,7 +90,7 @@ TABLE = [
     ("cat 0<in.txt", False),
     ("cd a b", False),
     ("cd", False),
-    ("cd / && rm -rf *", False),
+    ("cd / && ls *", False),  # (`cd / && rm -rf *` is denylisted: tests/policy/bypass_corpus.yaml)
     ("cd ~ && ls", False),
     ("cd .. && ls", False),
     ("cd src/../.. && ls", False),

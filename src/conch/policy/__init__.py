@@ -15,7 +15,7 @@ from typing import Any
 from conch.errors import PolicyRejection
 from conch.policy.classify import Risk, classify, highest, redirect_risk
 from conch.policy.commands import analyse
-from conch.policy.denylist import catastrophes, textual_catastrophe
+from conch.policy.denylist import catastrophes, readings, textual_catastrophe
 from conch.policy.model import Analysis
 from conch.policy.plan import plan, simple_words
 from conch.policy.sandbox import path_args, sandbox_violations
@@ -109,6 +109,9 @@ def _shell_free(command: str, analysis: Analysis, context: PolicyContext) -> lis
     if nested:
         why = f"The command hands shell code using {', '.join(nested)} to a shell"
         return [_NEEDS_SHELL.format(why=why)]
+    if analysis.nested_needs:
+        why = f"The command hands a shell code that needs one ({analysis.nested_needs[0]})"
+        return [_NEEDS_SHELL.format(why=why)]
     try:
         plan(command)
     except PolicyRejection as exc:
@@ -157,6 +160,8 @@ def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
     risk = highest(risks)
 
     denied = catastrophes(analysis)
+    for reading in readings(command, analysis):
+        denied += [why for why in catastrophes(_analyse(reading)) if why not in denied]
     if analysis.failures and not denied and textual_catastrophe(command):
         denied.append(
             "Denylisted: the unparsable text looks like a catastrophic command. "

@@ -52,7 +52,7 @@ READ_ONLY = _names(
     "route arp vmstat iostat mpstat free lsattr zipinfo find xargs time nohup nice ionice stdbuf "
     "timeout command builtin exec watch busybox toybox eval export declare typeset local readonly "
     "unset alias set shopt history hash cd pushd popd dirs jobs : yes iconv csvlook column "
-    "setsid unbuffer flock help coproc"
+    "setsid unbuffer flock help coproc parallel sem"
 )
 WRITES = _names(
     "touch mkdir cp mv tee ln chmod chown chgrp install mktemp mkfifo split csplit patch zip unzip "
@@ -195,6 +195,8 @@ def classify(inv: Invocation) -> Risk:
         return Risk.PRIVILEGED  # sets the clock
     if name == "env" and texts:
         return Risk.READ_ONLY  # the wrapped command is judged separately
+    if name in ("xargs", "parallel", "sem") and _unbounded(texts):
+        return Risk.UNKNOWN  # as many processes at once as there is input: a fork bomb
     if name in SHELLS:
         # With -c the code itself was parsed and is judged command by command.
         runs_string = _dash_c(texts) and any(not t.startswith("-") for t in texts)
@@ -213,6 +215,21 @@ def classify(inv: Invocation) -> Risk:
     if name.startswith("mkfs"):
         return Risk.DESTRUCTIVE
     return Risk.UNKNOWN
+
+
+def _unbounded(texts: list[str]) -> bool:
+    """``xargs -P 0`` / ``parallel -j 0``: no limit on processes running at once."""
+    for i, text in enumerate(texts):
+        value = None
+        if text in ("-P", "-j", "--max-procs", "--jobs") and i + 1 < len(texts):
+            value = texts[i + 1]
+        elif text.startswith(("-P", "-j")) and not text.startswith("--"):
+            value = text[2:]
+        elif text.startswith(("--max-procs=", "--jobs=")):
+            value = text.split("=", 1)[1]
+        if value is not None and value.strip("0") == "" and value != "":
+            return True
+    return False
 
 
 def _dash_c(texts: list[str]) -> bool:

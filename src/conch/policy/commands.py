@@ -5,11 +5,13 @@ Unknown node types are failures, not skipped: the walker only trusts constructs 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 
 from tree_sitter import Node
 
+from conch.errors import PolicyRejection
 from conch.policy.model import Analysis, Arg, Feed, FunctionDef, Invocation, Redirect
 from conch.policy.parse import (
     ParseFailure,
@@ -19,7 +21,8 @@ from conch.policy.parse import (
     parse_tree,
     unquoted_word,
 )
-from conch.policy.wrappers import SHELLS, WRAPPERS, reads_code_from_stdin, unwrap
+from conch.policy.plan import plan
+from conch.policy.wrappers import SHELLS, STDIN_SHELLS, WRAPPERS, reads_code_from_stdin, unwrap
 
 MAX_NESTING = 8  # shell code inside shell code (bash -c "eval '...'")
 MAX_WRAPPING = 24  # sudo env nice timeout ... chains
@@ -60,7 +63,9 @@ _VALUES = frozenset(
 )
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
-_HOME = re.compile(r"\$HOME\b|\$\{HOME\}")
+# $HOME, ${HOME}, and ${HOME:?}, ${HOME:-x}, ${HOME:=x}: HOME is set, so all of them are HOME.
+_HOME = re.compile(r"\$HOME\b|\$\{HOME(?::?[-?=][^}]*)?\}")
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _FEEDERS_OF_TEXT = frozenset({"echo", "printf"})
 
 
@@ -90,7 +95,7 @@ class Walker:
         elif kind == "function_definition":
             self._function(node)
         elif kind == "variable_assignment":
-            self._children(node)
+            self._assignment(node)
         elif kind in ("declaration_command", "unset_command"):
             keyword = node.children[0].type if node.children else kind
             args = [self.arg(c) for c in node.named_children if c.type in _VALUES]
@@ -113,6 +118,16 @@ class Walker:
             self._redirect(node, [])
         elif kind not in _INERT:
             self._fail(f"unsupported shell construct {kind!r}")
+
+    def _assignment(self, node: Node) -> None:
+        name_node = node.child_by_field_name("name")
+        value_node = node.child_by_field_name("value")
+        value = self.arg(value_node).path_text if value_node is not None else ""
+        for child in node.named_children:
+            if child is not name_node and child is not value_node:
+                self.walk(child)
+        if name_node is not None and name_node.type == "variable_name":
+            self.a.variables[node_text(name_node)] = value
 
     def _children(self, node: Node) -> None:
         for child in node.children:
@@ -243,7 +258,7 @@ class Walker:
         for inv in consumers:
             if not reads_code_from_stdin(inv):
                 continue
-            if text is not None and inv.name in SHELLS:
+            if text is not None and (inv.name in SHELLS or inv.name in STDIN_SHELLS):
                 self.source(text, f"{inv.name} reading stdin")
             else:
                 self.a.unknowable.append(
@@ -302,7 +317,7 @@ class Walker:
                 value = double_quoted(body)
                 return value, False, False, value
             self._children(node)
-            homeless = _HOME.sub("~", body)
+            homeless = _HOME.sub("~", self._substitute(body))
             known = "$" not in homeless and "`" not in homeless
             return None, False, False, double_quoted(homeless) if known else None
         if kind == "concatenation":
@@ -315,7 +330,10 @@ class Walker:
             return text, any(p[1] for p in parts), brace, path
         if kind in ("simple_expansion", "expansion"):
             self._children(node)
-            return None, False, False, "~" if raw in ("$HOME", "${HOME}") else None
+            if _HOME.fullmatch(raw):
+                return None, False, False, "~"
+            value = self._substitute(raw)
+            return None, False, False, value if value != raw and "$" not in value else None
         if kind == "command_substitution":
             self._op("`" if raw.startswith("`") else "$(")
         elif kind == "process_substitution":
@@ -327,6 +345,15 @@ class Walker:
             return None, False, False, None
         self._children(node)
         return None, False, kind == "brace_expression", None
+
+    def _substitute(self, text: str) -> str:
+        """``text`` with the variables the command set to literal values put in."""
+
+        def value(match: re.Match[str]) -> str:
+            found = self.a.variables.get(match.group(1) or match.group(2))
+            return match.group() if found is None else found
+
+        return _VARIABLE.sub(value, text) if self.a.variables else text
 
     # commands -----------------------------------------------------------------------
     def run(self, argv: list[Arg], stdin_args: bool, depth: int) -> None:
@@ -343,13 +370,18 @@ class Walker:
                 f"The command name {head.raw!r} is not a literal word, "
                 "so the program that would run cannot be known."
             )
-            self.a.invocations.append(Invocation(None, tuple(args), stdin_args, head.raw))
+            self.a.invocations.append(
+                Invocation(None, tuple(args), stdin_args, head.raw, name_inner=head.inner)
+            )
             return
         if head.text in _MISPLACED_KEYWORDS and head.raw == head.text:
             # tree-sitter reads a stray `done` or `fi` as a command; bash calls it an error.
             self._fail(f"the misplaced keyword {head.text!r}")
         name = os.path.basename(head.text.rstrip("/")) or head.text
         self.a.invocations.append(Invocation(name, tuple(args), stdin_args, head.text))
+        if args and any(f.name == name and None in f.calls for f in self.a.functions):
+            # `f() { "$@"; }; f rm -rf /`: the function runs its arguments as a command.
+            self.run(args, stdin_args, depth + 1)
         if name not in WRAPPERS:
             return
         inner = unwrap(name, args)
@@ -358,17 +390,28 @@ class Walker:
         for command in inner.execs:
             self.run(command, False, depth + 1)
         if inner.script:
-            texts = [a.text for a in inner.script]
-            if all(t is not None for t in texts):
-                self.source(" ".join(t or "" for t in texts), name)
-            else:
-                self.a.unknowable.append(
-                    f"'{name}' runs shell code that is only known at run time "
-                    f"({' '.join(a.raw for a in inner.script)[:60]!r})."
-                )
-                # Best effort with the expansions left in place, so `eval "rm -rf $HOME"`
-                # still meets the denylist; the verdict is already a rejection.
-                self.source(" ".join(_approximate(a) for a in inner.script), name)
+            start = len(self.a.invocations)
+            self._script(name, inner.script)
+            if inner.stdin_args or stdin_args:
+                # `xargs sh -c 'rm -r "$@"'`: the code gets its arguments from stdin.
+                for i in range(start, len(self.a.invocations)):
+                    self.a.invocations[i] = dataclasses.replace(
+                        self.a.invocations[i], stdin_args=True
+                    )
+
+    def _script(self, name: str, script: list[Arg]) -> None:
+        """Parse the shell code a wrapper runs (``sh -c``, ``eval``), or note it is unknowable."""
+        texts = [a.text for a in script]
+        if all(t is not None for t in texts):
+            self.source(" ".join(t or "" for t in texts), name)
+        else:
+            self.a.unknowable.append(
+                f"'{name}' runs shell code that is only known at run time "
+                f"({' '.join(a.raw for a in script)[:60]!r})."
+            )
+            # Best effort with the expansions left in place, so `eval "rm -rf $HOME"`
+            # still meets the denylist; the verdict is already a rejection.
+            self.source(" ".join(_approximate(a) for a in script), name)
 
     def source(self, text: str, origin: str) -> None:
         """Parse shell code found inside the command (``bash -c``, ``eval``) the same way."""
@@ -382,6 +425,12 @@ class Walker:
             return
         if root.has_error:
             self._fail(f"the code run by {origin!r} ({text[:60]!r})")
+        else:
+            try:
+                plan(text)
+            except PolicyRejection as exc:
+                # What needs a shell at the top needs one inside `sh -c` as well.
+                self.a.nested_needs.append(str(exc).rstrip("."))
         Walker(self.a, self.nesting + 1).walk(root)
 
     def _op(self, operator: str) -> None:

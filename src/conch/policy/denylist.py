@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import re
 from collections.abc import Iterable
 
+from conch.policy.classify import DESTRUCTIVE, PRIVILEGED, READ_ONLY, WRITES, Risk, classify
 from conch.policy.model import Analysis, Arg, Invocation
 from conch.policy.parse import GLOB_CHARS, expand_braces
-from conch.policy.wrappers import SHELLS, is_interpreter, reads_code_from_stdin
+from conch.policy.wrappers import SHELLS, WRAPPERS, is_interpreter, reads_code_from_stdin
 
 SYSTEM_DIRS = frozenset(
     {"/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/opt"}
@@ -23,8 +25,10 @@ CRITICAL_FILES = frozenset(
 )
 _BLOCK_DEVICE = re.compile(
     r"/dev/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|r?disk\d|dm-\d|md\d|mapper/|loop\d"
-    r"|sr\d|mtdblock\d|nbd\d|root\b|block/)"
+    r"|sr\d|mtdblock\d|nbd\d|root\b|block/|disk/)"
 )
+# Options that name the file a program writes its output to (`curl -o`, `sort -o`, `dd of=`).
+_OUTPUT_OPTIONS = frozenset({"-o", "-O", "--output", "--output-document", "--outfile"})
 _FETCHERS = frozenset(
     {"curl", "wget", "fetch", "aria2c", "http", "https", "httpie", "xh", "nc", "ncat", "netcat"}
     | {"socat", "ftp", "tftp", "lynx", "links", "w3m", "ssh", "scp", "telnet", "lwp-request"}
@@ -46,8 +50,17 @@ _ALL_WRITERS = frozenset({"tee", "truncate", "shred", "mv"})
 
 
 def is_block_device(text: str | None) -> bool:
-    """True for paths of disks and partitions (``/dev/sda``, ``/dev/nvme0n1p1``...)."""
-    return text is not None and _BLOCK_DEVICE.match(posixpath.normpath(text)) is not None
+    """True for paths of disks and partitions (``/dev/sda``, ``/dev/nvme0n1p1``...), and for
+    globs that may match one (``/dev/sd?``)."""
+    if text is None:
+        return False
+    path = posixpath.normpath(text)
+    if any(ch in GLOB_CHARS for ch in path):
+        return any(
+            _BLOCK_DEVICE.match(re.sub(r"\[[^]]*\]|[*?\[]", fill, path)) is not None
+            for fill in ("a", "0")
+        )
+    return _BLOCK_DEVICE.match(path) is not None
 
 
 def _strip_globs(path: str) -> str:
@@ -142,7 +155,11 @@ def _fed_words(inv: Invocation, analysis: Analysis) -> list[Arg]:
     words: list[Arg] = []
     for feed in analysis.feeds:
         if any(c is inv for c in feed.consumers):
-            words.extend(a for p in feed.producers for a in p.args)
+            for arg in (a for p in feed.producers for a in p.args):
+                words.append(arg)
+                # `printf '/\n'`: the escapes a producer prints become separators.
+                pieces = re.split(r"\s+|\\[nt0]", arg.path_text or "")
+                words.extend(Arg(w, w, path_text=w) for w in pieces if w and w != arg.path_text)
             words.extend(Arg(w, w, path_text=w) for w in (feed.text or "").split())
     return words
 
@@ -168,14 +185,77 @@ def _runs_code(inv: Invocation) -> bool:
     return inv.name in SHELLS or is_interpreter(inv.name) or inv.name in ("eval", "source", ".")
 
 
-def _check(inv: Invocation, analysis: Analysis) -> str | None:
+def _check(inv: Invocation, analysis: Analysis, depth: int = 0) -> str | None:
     """Why ``inv`` is catastrophic, or None."""
     name = inv.name
     options, operands = _options_and_operands(inv)
     if name is None:
         if any(catastrophic_path(a) or is_block_device(a.path_text) for a in inv.args):
             return "a command whose name is only known at run time is aimed at a system path"
+        if _fetches(inv.name_inner):
+            return "a command built from text that is downloaded or decoded at run time"
         return None
+    why = _check_named(inv, analysis, options, operands)
+    if why is None and depth < _MAX_DEPTH:
+        why = _interpreter_strings(inv, depth) or _handed_over(inv, analysis, depth)
+    return why
+
+
+_MAX_DEPTH = 4
+# Code that runs shell commands from a string: system("..."), os.system, backticks, exec.
+_STRING_LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"|\'([^\']*)\'|`([^`]*)`')
+_PROGRAM_WORDS = DESTRUCTIVE | PRIVILEGED | WRITES | WRAPPERS | SHELLS | {"dd", "find"}
+
+
+def _interpreter_strings(inv: Invocation, depth: int) -> str | None:
+    """Shell commands written as string literals in interpreter code (``python -c
+    'os.system("...")'``, ``awk 'BEGIN{system("...")}'``, ``perl -e '`...`'``)."""
+    if not is_interpreter(inv.name):
+        return None
+    for arg in inv.args:
+        for match in _STRING_LITERAL.finditer(arg.text or ""):
+            literal = next(g for g in match.groups() if g is not None)
+            if " " in literal and catastrophes(_analyse_text(literal), depth + 1):
+                return f"{inv.name} code running the shell command {literal[:40]!r}"
+    return None
+
+
+def _handed_over(inv: Invocation, analysis: Analysis, depth: int) -> str | None:
+    """An unknown program handed a known one with its arguments (``strace rm -rf /``,
+    ``mywrapper sh -c '...'``): judged as if the known program ran."""
+    if inv.name in WRAPPERS or inv.name in READ_ONLY or classify(inv) is not Risk.UNKNOWN:
+        return None
+    if is_interpreter(inv.name):
+        return None
+    texts = inv.texts()
+    for i, text in enumerate(texts):
+        if text is None:
+            return None
+        if posixpath.basename(text) in _PROGRAM_WORDS or _MKFS.fullmatch(posixpath.basename(text)):
+            rest = [t for t in texts[i:] if t is not None]
+            found = catastrophes(_analyse_text(" ".join(_quote(t) for t in rest)), depth + 1)
+            return f"{inv.name} running {text!r}: {found[0]}" if found else None
+    return None
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def _analyse_text(text: str) -> Analysis:
+    from conch.policy.commands import analyse  # the walker; imported late (it imports us not)
+
+    try:
+        return analyse(text)
+    except RecursionError:
+        return Analysis()
+
+
+def _check_named(
+    inv: Invocation, analysis: Analysis, options: list[str], operands: list[Arg]
+) -> str | None:
+    name = inv.name
+    assert name is not None
     if name == "rm" and "--no-preserve-root" in options:
         return "rm --no-preserve-root"
     # Flags that are only known at run time (`rm $(echo -rf) /`) may well be -r.
@@ -189,9 +269,7 @@ def _check(inv: Invocation, analysis: Analysis) -> str | None:
         starts = [a for a in inv.args[: _first_expression(inv)] if catastrophic_path(a)]
         texts = inv.texts()
         destroys = "-delete" in texts or any(
-            t in ("-exec", "-execdir", "-ok", "-okdir")
-            and i + 1 < len(texts)
-            and posixpath.basename(texts[i + 1] or "") in _FIND_DESTROYERS
+            t in ("-exec", "-execdir", "-ok", "-okdir") and _destroys(texts[i + 1 :])
             for i, t in enumerate(texts)
         )
         if starts and destroys:
@@ -215,12 +293,47 @@ def _check(inv: Invocation, analysis: Analysis) -> str | None:
         if hit is not None:
             return f"moving {hit.raw!r}"
     written = operands if name in _ALL_WRITERS else operands[-1:] if name in _DEST_WRITERS else []
+    written += _outputs(inv)
     for arg in written:
         if is_block_device(arg.text) or _critical(arg.text):
             return f"{name} overwriting {arg.raw!r}"
     if _runs_code(inv) and any(_fetches(a.inner) for a in inv.args):
         return f"{name} running code that is downloaded or decoded at run time"
     return None
+
+
+def _destroys(words: list[str | None]) -> bool:
+    """Whether the command ``find -exec`` runs (up to ``;`` or ``+``) destroys: a destroyer,
+    or a wrapper or shell whose words name one (``sh -c 'rm -r "$1"'``, ``sudo rm``)."""
+    end = next((i for i, w in enumerate(words) if w in (";", "+")), len(words))
+    block = [w for w in words[:end] if w is not None]
+    if not block:
+        return False
+    first = posixpath.basename(block[0])
+    if first in _FIND_DESTROYERS:
+        return True
+    if first not in WRAPPERS and first not in SHELLS:
+        return False
+    tokens = {posixpath.basename(t) for w in block[1:] for t in _TEXT_SPLIT.split(w) if t}
+    return bool(tokens & _FIND_DESTROYERS)
+
+
+def _outputs(inv: Invocation) -> list[Arg]:
+    """The files named by output options (``-o FILE``, ``--output=FILE``, ``tar -cf FILE``)."""
+    found: list[Arg] = []
+    args = inv.args
+    tar_writes = inv.name == "tar" and classify(inv) is not Risk.READ_ONLY
+    for i, arg in enumerate(args):
+        text = arg.text or ""
+        takes = text in _OUTPUT_OPTIONS or (tar_writes and text in ("--file", "-f"))
+        if not takes and tar_writes and re.fullmatch(r"-?[A-Za-z]*f", text) and i == 0:
+            takes = True  # `tar -cf FILE`, `tar cf FILE`
+        if takes and i + 1 < len(args):
+            found.append(args[i + 1])
+        elif "=" in text and text.split("=", 1)[0] in _OUTPUT_OPTIONS | {"--file"}:
+            value = text.split("=", 1)[1]
+            found.append(Arg(value, value))
+    return found
 
 
 def _critical(text: str | None) -> bool:
@@ -239,11 +352,17 @@ def _first_expression(inv: Invocation) -> int:
     return len(texts)
 
 
-def catastrophes(analysis: Analysis) -> list[str]:
+def catastrophes(analysis: Analysis, depth: int = 0) -> list[str]:
     """One sentence per catastrophic thing the command would do."""
     found: list[str] = []
+    base: str | None = None
     for inv in analysis.invocations:
-        why = _check(inv, analysis)
+        if inv.name in ("cd", "pushd"):
+            base = _cd_target(inv, base)
+        checked = inv if base is None else _rebased(inv, base)
+        why = _check(checked, analysis, depth) or (
+            _check(inv, analysis, depth) if checked is not inv else None
+        )
         if why is not None:
             found.append(why)
     for redirect in analysis.redirects:
@@ -254,7 +373,7 @@ def catastrophes(analysis: Analysis) -> list[str]:
         if function.name in function.calls and {"|", "&"} & set(function.operators):
             found.append(f"fork bomb: function {function.name!r} spawns copies of itself")
     for feed in analysis.feeds:
-        if any(reads_code_from_stdin(c) for c in feed.consumers) and _fetches(feed.producers):
+        if any(_runs_stdin(c) for c in feed.consumers) and _fetches(feed.producers):
             found.append("downloaded or decoded text piped into a shell or interpreter")
     return [
         f"Denylisted: {why}. This is never allowed, not even in unsafe mode."
@@ -262,7 +381,40 @@ def catastrophes(analysis: Analysis) -> list[str]:
     ]
 
 
-_TEXT_SPLIT = re.compile(r"[\s;|&()<>{}`$]+")
+def _runs_stdin(inv: Invocation) -> bool:
+    """A shell or interpreter taking its program from stdin, directly or through a
+    substitution in its code (``bash -c "$(cat)"``)."""
+    return reads_code_from_stdin(inv) or (_runs_code(inv) and any(a.inner for a in inv.args))
+
+
+def _cd_target(inv: Invocation, base: str | None) -> str | None:
+    """Where ``cd``/``pushd`` goes, when the policy can tell (home without an argument)."""
+    texts = [t for t in inv.texts() if t is None or t == "-" or not t.startswith("-")]
+    if not texts:
+        return "~"
+    if texts[-1] == "-":
+        return None
+    path = inv.args[-1].path_text
+    if path is None:
+        return None
+    if path.startswith(("/", "~")):
+        return path
+    return posixpath.join(base, path) if base is not None else None
+
+
+def _rebased(inv: Invocation, base: str) -> Invocation:
+    """``inv`` with its relative path arguments read from ``base`` (after ``cd /``)."""
+    args = []
+    for arg in inv.args:
+        path = arg.path_text
+        if path and not path.startswith(("/", "~", "-")) and "=" not in path:
+            joined = posixpath.join(base, path)
+            arg = dataclasses.replace(arg, path_text=joined)
+        args.append(arg)
+    return dataclasses.replace(inv, args=tuple(args))
+
+
+_TEXT_SPLIT = re.compile(r"[\s;|&()<>{}`$'\"]+")
 
 
 def textual_catastrophe(command: str) -> bool:
@@ -275,3 +427,25 @@ def textual_catastrophe(command: str) -> bool:
     if "rm" in names and _recursive([w for w in words if w.startswith("-")]):
         return any(catastrophic_path(w) for w in words)
     return False
+
+
+_IFS = re.compile(r"\$\{IFS[^}]*\}|\$IFS\b")
+_EMPTY = re.compile(r"\$\{?[@*]\}?|\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*")
+_BRACE_WORD = re.compile(r"(?<![^\s;&|(])\{([^{}\s'\"]*,[^{}\s'\"]*)\}(?![^\s;&|)])")
+
+
+def readings(command: str, analysis: Analysis) -> list[str]:
+    """Other ways the shell may read ``command`` that the grammar does not model, for the
+    denylist only: a backslash-newline removed (``r\\<newline>m``), ``$IFS`` as a space
+    (``rm${IFS}-rf${IFS}/``), a brace list as separate words (``{rm,-rf,/}``), and, when a
+    program's name is only known at run time, unset variables as empty (``r${x}m``)."""
+    found: list[str] = []
+    if "\\\n" in command:
+        found.append(command.replace("\\\n", ""))
+    if _IFS.search(command):
+        found.append(_IFS.sub(" ", command))
+    if _BRACE_WORD.search(command):
+        found.append(_BRACE_WORD.sub(lambda m: " ".join(m.group(1).split(",")), command))
+    if any(inv.name is None for inv in analysis.invocations):
+        found.append(_EMPTY.sub("", _IFS.sub(" ", command)))
+    return [text for text in dict.fromkeys(found) if text != command]

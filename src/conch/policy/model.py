@@ -33,6 +33,8 @@ class Invocation:
     args: tuple[Arg, ...]
     stdin_args: bool = False
     raw_name: str = ""
+    # The commands run by substitutions in the name itself (``$(base64 -d <<< ...)``).
+    name_inner: tuple[Invocation, ...] = ()
 
     def texts(self) -> list[str | None]:
         """The literal arguments (None where not literal)."""
@@ -80,3 +82,8 @@ class Analysis:
     failures: list[str] = field(default_factory=list)
     unknowable: list[str] = field(default_factory=list)
     nonliteral_args: list[str] = field(default_factory=list)
+    # Why shell code run by a program of the command needs a shell (``sh -c 'ls $HOME'``).
+    nested_needs: list[str] = field(default_factory=list)
+    # Variables the command sets to a literal value before using them (``d=/etc; rm -r $d``),
+    # for path checks; None when the value is not literal.
+    variables: dict[str, str | None] = field(default_factory=dict)

@@ -19,6 +19,13 @@ _PARSER = Parser(_LANGUAGE)
 
 GLOB_CHARS = frozenset("*?[")
 _UNUSABLE = frozenset({"Cn", "Co", "Cs"})
+# Control characters other than tab and newline (C0, DEL, C1), the line and paragraph
+# separators, and the invisible format characters: zero-width spaces and joiners, bidi marks,
+# embeddings, overrides and isolates, the byte order mark, tag characters.
+_HIDDEN = re.compile(
+    "[\x01-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u206f\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
+)
 # Unquoted `{a,b}` or `{1..3}` is brace expansion: one word becomes several.
 _BRACE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 
@@ -42,6 +49,14 @@ def parse_tree(source: str) -> Node:
     # "{\U0010d136"); no real command contains them, and lone surrogates cannot reach a shell.
     if any(ord(ch) > 0x7F and unicodedata.category(ch) in _UNUSABLE for ch in source):
         raise ParseFailure("the command contains unassigned or private-use characters")
+    hidden = _HIDDEN.search(source)
+    if hidden is not None:
+        # A carriage return, an escape sequence or a bidi override changes what the user
+        # sees when asked about the command; tree-sitter also reads some of them as blanks
+        # where bash does not (vertical tab, form feed).
+        raise ParseFailure(
+            f"the command contains the invisible or control character U+{ord(hidden.group()):04X}"
+        )
     return _PARSER.parse(source.encode("utf-8")).root_node
 
 

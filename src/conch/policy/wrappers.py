@@ -81,8 +81,28 @@ _SPECS: dict[str, _Spec] = {
         ),
     ),
     "watch": _Spec("n", frozenset({"--interval"})),
+    # GNU parallel (and its `sem`): the options that take a value; see _parallel.
+    "parallel": _Spec(
+        "aCdEIjNnPSs",
+        frozenset(
+            {"--arg-file", "--colsep", "--delimiter", "--jobs", "--max-args", "--sshlogin"}
+            | {"--max-replace-args", "--max-chars", "--timeout", "--joblog", "--results"}
+            | {"--tmpdir", "--workdir", "--env", "--tag-string", "--halt", "--retries"}
+            | {"--delay", "--load", "--memfree", "--replace", "--basefile", "--id", "--shell"}
+        ),
+    ),
 }
-WRAPPERS = frozenset(_SPECS) | {"busybox", "eval", "su", "find", "toybox"} | SHELLS
+_SPECS["sem"] = _SPECS["parallel"]
+# Programs that run a shell string given with -c, wherever it stands.
+_DASH_C = frozenset({"script", "sg", "flock"})
+WRAPPERS = (
+    frozenset(_SPECS) | {"busybox", "eval", "su", "find", "toybox", "alias"} | _DASH_C | SHELLS
+)
+# Programs that read shell commands from stdin (`echo CMD | at now`, `parallel` without a
+# command), besides the shells.
+STDIN_SHELLS = frozenset({"at", "batch", "parallel", "sem"})
+_PARALLEL_ARGS = frozenset({":::", "::::", ":::+", "::::+"})
+_PLACEHOLDER = re.compile(r"\{[0-9]*[./#%]*/?\.?\}")
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
 
@@ -149,10 +169,63 @@ def _find(args: list[Arg]) -> Unwrapped:
     return out
 
 
+def _dash_c(args: list[Arg]) -> Unwrapped:
+    """``script -c CMD``, ``sg GROUP -c CMD``, ``flock FILE -c CMD``: CMD is shell code."""
+    for i, arg in enumerate(args):
+        text = arg.text or ""
+        if text in ("-c", "--command") and i + 1 < len(args):
+            return Unwrapped(script=[args[i + 1]])
+        if text.startswith("--command="):
+            return Unwrapped(script=[Arg(arg.raw, text.split("=", 1)[1])])
+        short = text.startswith("-") and not text.startswith("--") and text.endswith("c")
+        if short and i + 1 < len(args):
+            return Unwrapped(script=[args[i + 1]])
+    return Unwrapped()
+
+
+def _parallel(args: list[Arg], spec: _Spec) -> Unwrapped:
+    """GNU parallel: ``parallel [opts] CMD ::: ARGS`` runs CMD once per argument through a
+    shell (``{}`` stands for the argument, else it is appended); without ``:::`` the
+    arguments come from stdin; without CMD each argument (or stdin line) is a command."""
+    index, _flags = _skip_options(args, spec)
+    rest = args[index:]
+    split = next((i for i, a in enumerate(rest) if a.text in _PARALLEL_ARGS), len(rest))
+    command, values = rest[:split], [a for a in rest[split + 1 :] if a.text not in _PARALLEL_ARGS]
+    if not command:
+        return Unwrapped(script=[_join(values, "\n")]) if values else Unwrapped()
+    text = " ".join(a.text if a.text is not None else a.raw for a in command)
+    if not values:
+        known_command = all(a.text is not None for a in command)
+        return Unwrapped(script=[Arg(text, text if known_command else None)], stdin_args=True)
+    runs = []
+    for value in values:
+        word = value.text if value.text is not None else value.raw
+        quoted = "'" + word.replace("'", "'\\''") + "'"
+        runs.append(
+            _PLACEHOLDER.sub(quoted, text) if _PLACEHOLDER.search(text) else f"{text} {quoted}"
+        )
+    joined = "\n".join(runs)
+    known = all(a.text is not None for a in (*command, *values))
+    return Unwrapped(script=[Arg(joined, joined if known else None)])
+
+
+def _join(values: list[Arg], sep: str) -> Arg:
+    text = sep.join(a.text if a.text is not None else a.raw for a in values)
+    return Arg(text, text if all(a.text is not None for a in values) else None)
+
+
 def unwrap(name: str, args: list[Arg]) -> Unwrapped:
     """What the wrapper ``name`` runs given its ``args`` (empty result when it runs nothing)."""
     if name in SHELLS:
         return _shell(args)
+    if name in _DASH_C:
+        found = _dash_c(args)
+        if found.script or name != "flock":
+            return found
+    if name == "alias":
+        # An alias body is shell code that runs wherever the alias name is used.
+        bodies = [Arg(a.raw, a.text.split("=", 1)[1]) for a in args if a.text and "=" in a.text]
+        return Unwrapped(script=[_join(bodies, "\n")]) if bodies else Unwrapped()
     if name == "find":
         return _find(args)
     if name in ("busybox", "toybox"):
@@ -169,11 +242,21 @@ def unwrap(name: str, args: list[Arg]) -> Unwrapped:
     spec = _SPECS.get(name)
     if spec is None:
         return Unwrapped()
+    if name in ("parallel", "sem"):
+        return _parallel(args, spec)
     index, flags = _skip_options(args, spec)
     if name == "command" and flags & {"-v", "-V"}:
         return Unwrapped()  # only looks the name up
-    if name == "env" and (flags & {"-S", "--split-string"}):
-        return Unwrapped(script=args[index:])
+    if name == "env":
+        for arg in args[:index]:
+            text = arg.text or ""
+            # `env -S'CMD'` and `env --split-string=CMD` carry the string in the same word.
+            if text.startswith("--split-string="):
+                return Unwrapped(script=[Arg(arg.raw, text.split("=", 1)[1]), *args[index:]])
+            if text.startswith("-S") and len(text) > 2:
+                return Unwrapped(script=[Arg(arg.raw, text[2:]), *args[index:]])
+        if flags & {"-S", "--split-string"}:
+            return Unwrapped(script=args[index:])
     if name == "flock" and flags & {"-c", "--command"}:
         return Unwrapped(script=args[index + 1 :])
     if name == "watch" and not flags & {"-x", "--exec"}:
@@ -186,6 +269,14 @@ def unwrap(name: str, args: list[Arg]) -> Unwrapped:
 
 def reads_code_from_stdin(inv: Invocation) -> bool:
     """True when a shell or interpreter would take its program from stdin."""
+    texts = inv.texts()
+    if inv.name in ("at", "batch"):
+        return not any(t is None or t.startswith(("-f", "-l", "-d", "-r", "-c")) for t in texts)
+    if inv.name in ("parallel", "sem"):
+        index, _flags = _skip_options(list(inv.args), _SPECS["parallel"])
+        return index >= len(inv.args)  # no command: each stdin line is one
+    if inv.name in ("source", "."):
+        return bool(texts) and texts[0] in ("/dev/stdin", "-", "/proc/self/fd/0", "/dev/fd/0")
     if inv.name not in SHELLS and not is_interpreter(inv.name):
         return False
     if inv.name in ("awk", "gawk", "mawk", "nawk"):
