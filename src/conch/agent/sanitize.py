@@ -35,16 +35,22 @@ _ESCAPES = re.compile(
     r"|\x1b[()*+][0-9A-Za-z]"
     r"|\x1b[ -/]*[0-~]?"
 )
+# Invisible and bidirectional format characters: zero-width spaces and joiners, the LTR/RTL
+# marks (U+200B-U+200F), embeddings and overrides (U+202A-U+202E), word joiner and isolates
+# (U+2060-U+2069), the Arabic letter mark, the byte order mark and the tag characters. They
+# hide or reorder text, so what a reader sees is not what the model is given.
+_INVISIBLE = "\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\U000e0000-\U000e007f"
+_HIDDEN = re.compile(f"[{_INVISIBLE}]")
 # C0 controls, DEL, C1 controls and the Unicode line and paragraph separators.
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # What a paragraph keeps of those: newline and tab.
-_PARAGRAPH_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_PARAGRAPH_CONTROLS = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_INVISIBLE}]")
 
 
 def one_line(text: str, cap: int = LINE_CAP) -> str:
     """``text`` as one line: control characters become spaces, whitespace runs one space,
     at most ``cap`` characters (the last one ``…`` when it was cut)."""
-    flat = " ".join(_CONTROLS.sub(" ", _ESCAPES.sub("", text)).split())
+    flat = " ".join(_CONTROLS.sub(" ", _HIDDEN.sub("", _ESCAPES.sub("", text))).split())
     if len(flat) <= cap:
         return flat
     return flat[: max(cap - len(LINE_MARK), 0)].rstrip() + LINE_MARK
