@@ -221,13 +221,19 @@ def test_kill_9_mid_write_leaves_old_or_new_files_never_torn(tmp_path: Path) -> 
         assert sum(torn.values()) == 0, f"iteration {iteration}: {torn}"
     temp = list(root.rglob("*.tmp"))
     # What a killed writer left is removed by the next write of the same file, once stale.
+    aged_at = time.time()
     for path in temp:
-        os.utime(path, (time.time() - 120, time.time() - 120))
+        os.utime(path, (aged_at - 120, aged_at - 120))
     last = _forked(lambda: _write_forever(root))
     time.sleep(0.5)
     os.kill(last, signal.SIGKILL)
     _wait(last)
-    stale = [p for p in root.rglob("*.tmp") if p.stat().st_mtime < time.time() - 60]
+    # A stale temp file whose own file was written again since must be gone.
+    stale = [
+        p
+        for p in root.rglob("*.tmp")
+        if p.stat().st_mtime < aged_at - 60 and _target(p).stat().st_mtime >= aged_at
+    ]
     record(
         "durability",
         "kill-9",
@@ -240,6 +246,11 @@ def test_kill_9_mid_write_leaves_old_or_new_files_never_torn(tmp_path: Path) -> 
     assert stale == []
     audit = (root / "audit.log").read_text(encoding="utf-8").splitlines()
     assert len(audit) >= iterations // 2  # the writes did happen
+
+
+def _target(temp: Path) -> Path:
+    """The file a temp file of an atomic write was for (``.NAME.xxxx.tmp`` -> ``NAME``)."""
+    return temp.with_name(temp.name[1:].rsplit(".", 2)[0])
 
 
 # -- a full disk ---------------------------------------------------------------------------
