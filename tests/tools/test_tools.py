@@ -8,7 +8,7 @@ from typing import Literal
 import pytest
 
 from conch.messages import ToolCall, ToolSpec
-from conch.tools import Tool, ToolRegistry, tool
+from conch.tools import Tool, ToolRegistry, make_tool, tool
 
 
 @tool
@@ -108,3 +108,31 @@ def test_a_function_without_hints_cannot_be_a_tool() -> None:
 
     with pytest.raises(TypeError, match="needs a type hint"):
         tool(untyped)
+
+
+def test_closures_of_one_definition_share_their_arguments_model_but_not_their_schema() -> None:
+    def make(greeting: str) -> Tool:
+        def greet(name: str, times: int = 1) -> str:
+            """Greet someone."""
+            return f"{greeting} {name}" * times
+
+        return make_tool(greet)
+
+    first, second = make("hello"), make("bye")
+    assert first.arguments is second.arguments
+    assert first.spec.parameters == second.spec.parameters
+    first.spec.parameters["properties"].clear()  # one tool's schema is its own
+    assert "name" in second.spec.parameters["properties"]
+    assert first(name="ada") == "hello ada" and second(name="ada", times=2) == "bye adabye ada"
+
+
+def test_a_different_default_gets_its_own_schema() -> None:
+    def make(default: int) -> Tool:
+        def count(n: int = default) -> int:
+            """Count."""
+            return n
+
+        return make_tool(count)
+
+    assert make(1).spec.parameters["properties"]["n"]["default"] == 1
+    assert make(2).spec.parameters["properties"]["n"]["default"] == 2

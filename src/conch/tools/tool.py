@@ -10,6 +10,7 @@ nothing a model does makes it raise.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 from collections.abc import Callable, Iterable
@@ -47,6 +48,35 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# The arguments model and schema of each tool function already described, by its code, its
+# name as a tool and its defaults: the file tools are closures made anew for every session (and
+# every request of ``conch serve``), and building a pydantic model is most of a tool's cost.
+_DESCRIBED: dict[tuple[Any, ...], tuple[type[BaseModel], dict[str, Any]]] = {}
+_DESCRIBED_MAX = 512
+
+
+def _described(function: Callable[..., Any], name: str) -> tuple[type[BaseModel], dict[str, Any]]:
+    """``function``'s arguments model and a fresh copy of its JSON schema, built once for
+    each function definition (closures of one ``def`` share it)."""
+    code = getattr(function, "__code__", None)
+    key = None
+    if code is not None:
+        defaults = (
+            getattr(function, "__defaults__", None),
+            getattr(function, "__kwdefaults__", None),
+        )
+        key = (code, name, repr(defaults), repr(getattr(function, "__annotations__", None)))
+    found = _DESCRIBED.get(key) if key is not None else None
+    if found is None:
+        model = _arguments_model(function, name)
+        found = (model, _schema(model))
+        if key is not None:
+            if len(_DESCRIBED) >= _DESCRIBED_MAX:  # defaults whose repr differs every time
+                _DESCRIBED.clear()
+            _DESCRIBED[key] = found
+    return found[0], copy.deepcopy(found[1])
+
+
 def _arguments_model(function: Callable[..., Any], name: str) -> type[BaseModel]:
     fields: dict[str, Any] = {}
     hints = inspect.get_annotations(function, eval_str=True)
@@ -78,9 +108,9 @@ def make_tool(
 ) -> Tool:
     """The ``Tool`` for ``function`` (what ``@tool`` does)."""
     tool_name = name or function.__name__
-    model = _arguments_model(function, tool_name)
+    model, schema = _described(function, tool_name)
     text = description if description is not None else inspect.getdoc(function) or ""
-    spec = ToolSpec(tool_name, text, _schema(model))
+    spec = ToolSpec(tool_name, text, schema)
     return Tool(spec, function, model, trigger, system)
 
 
