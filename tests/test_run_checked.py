@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from conch.config.settings import AllowedProgram, PromptConfig
-from conch.errors import ConfirmationRequired, PolicyRejection
+from conch.errors import ConfirmationRequired, NoOneToAsk, PolicyRejection
 from conch.execute import AUDIT_LOG, Answer, Ran, run_checked
-from conch.execute.audit import append_audit, audit_line
+from conch.execute.audit import Refusal, append_audit, audit_line, audit_refusal, refusal_line
 from conch.policy import Decision, PolicyContext, Risk, Verdict
 from conch.policy.confirm import Confirmation, ConfirmOptions, context_for
 from procutil import gone_within
@@ -128,14 +128,47 @@ def test_a_command_the_policy_wants_confirmed_is_asked_about(work: Path, state: 
     assert ran.asked and (work / "made").exists()
 
 
-def test_abort_runs_nothing_and_writes_no_audit_line(work: Path, state: Path) -> None:
+def test_abort_runs_nothing_and_is_audited_as_declined(work: Path, state: Path) -> None:
     approve = Approver(Answer.abort())
 
     with pytest.raises(ConfirmationRequired, match="nothing ran"):
         run("touch made", work, state, approve)
 
     assert approve.commands == ["touch made"]
-    assert not (work / "made").exists() and not (state / AUDIT_LOG).exists()
+    assert not (work / "made").exists()
+    (line,) = audit(state)
+    assert re.fullmatch(
+        rf"{STAMP} \| {re.escape(str(work))} \| touch made \| refused:declined \| 0\.000s", line
+    )
+
+
+@pytest.mark.parametrize(
+    ("raised", "status"),
+    [
+        (NoOneToAsk("no terminal"), "unasked"),
+        (ConfirmationRequired("no"), "declined"),
+        (PolicyRejection("not that"), "policy"),
+    ],
+)
+def test_a_refusal_the_front_end_raises_is_audited_and_passes_through(
+    work: Path, state: Path, raised: Exception, status: str
+) -> None:
+    def approve(command: str, verdict: Verdict, wanted: Confirmation) -> Answer:
+        raise raised
+
+    with pytest.raises(type(raised)):
+        run_checked(
+            "touch made",
+            PolicyContext(cwd=work),
+            cwd=work,
+            state_dir=state,
+            approve=approve,
+            interactive=False,
+        )
+
+    assert not (work / "made").exists()
+    (line,) = audit(state)
+    assert line.endswith(f" | touch made | refused:{status} | 0.000s")
 
 
 # --- refusals and edits ---------------------------------------------------------------------
@@ -150,7 +183,9 @@ def test_a_rejected_command_is_refused_before_any_question(
     with pytest.raises(PolicyRejection, match="not running it"):
         run(command, work, state, approve)
 
-    assert approve.asked == [] and not (state / AUDIT_LOG).exists()
+    assert approve.asked == []
+    (line,) = audit(state)  # never ran: audited as refused, with no exit code
+    assert line.endswith(f" | {command} | refused:policy | 0.000s")
 
 
 def test_safe_mode_refuses_what_it_cannot_run_as_one_argv_before_asking(
@@ -161,7 +196,8 @@ def test_safe_mode_refuses_what_it_cannot_run_as_one_argv_before_asking(
     with pytest.raises(PolicyRejection, match=r"not running it: The word .* expands at run time"):
         run("echo $HOME", work, state, approve)  # the policy allows it; no shell expands it
 
-    assert approve.asked == [] and not (state / AUDIT_LOG).exists()
+    assert approve.asked == []
+    assert [line.split(" | ")[-2:] for line in audit(state)] == [["refused:policy", "0.000s"]]
 
 
 def test_a_verdict_given_by_the_caller_is_not_second_guessed(work: Path, state: Path) -> None:
@@ -207,7 +243,9 @@ def test_an_edit_the_policy_rejects_is_refused(work: Path, state: Path) -> None:
     with pytest.raises(PolicyRejection, match="Denylisted"):
         run("touch first", work, state, approve)
 
-    assert not (work / "first").exists() and not (state / AUDIT_LOG).exists()
+    assert not (work / "first").exists()
+    (line,) = audit(state)  # the edit is what was refused
+    assert line.endswith(" | rm -rf / | refused:policy | 0.000s")
 
 
 def test_an_edit_identical_to_the_command_runs_it(work: Path, state: Path) -> None:
@@ -337,6 +375,21 @@ def test_the_audit_line_has_utc_time_cwd_command_exit_and_duration() -> None:
     line = audit_line("ls -la", Path("/home/user/project"), 0, 0.0234, when=when)
 
     assert line == "2025-01-15T10:30:45Z | /home/user/project | ls -la | exit:0 | 0.023s"
+
+
+@pytest.mark.parametrize("why", ["policy", "declined", "unasked"])
+def test_a_refusal_line_has_the_status_in_place_of_the_exit_code(why: Refusal) -> None:
+    when = datetime(2025, 1, 15, 10, 30, 45, tzinfo=UTC)
+
+    line = refusal_line("ls | x", Path("/home/user"), why, when=when)
+
+    assert line == f"2025-01-15T10:30:45Z | /home/user | ls | x | refused:{why} | 0.000s"
+    assert line.rsplit(" | ", 2)[1:] == [f"refused:{why}", "0.000s"]  # read from the right
+
+
+def test_no_state_dir_no_refusal_line(tmp_path: Path) -> None:
+    assert audit_refusal(None, "ls", tmp_path, "policy") is False
+    assert audit_refusal(tmp_path / "state", "ls", tmp_path, "policy") is True
 
 
 def test_the_audit_line_defaults_to_now_and_stays_on_one_line() -> None:

@@ -35,7 +35,13 @@ class PolicyRejection(ConchError):
 
 
 class ConfirmationRequired(ConchError):
-    """A command needs the user's yes, and there is no terminal to ask on."""
+    """A command needs the user's yes, and there is no terminal to ask on (or the user said
+    no)."""
+
+
+class NoOneToAsk(ConfirmationRequired):
+    """A command needs the user's yes and no one can be asked (no terminal, no callback):
+    raised by a front end's confirmation callback, audited as ``refused:unasked``."""
 
 
 class NoHistoryError(ConchError):

@@ -110,6 +110,24 @@ def test_every_command_that_ran_leaves_an_audit_line(work: Path) -> None:
     assert f" | {work} | ls | exit:0 | " in line
 
 
+def test_every_refusal_leaves_one_audit_line_with_its_reason(work: Path) -> None:
+    shell = _shell(work, ExecutionMode.RESTRICTED, Approver(Answer.abort()))
+    for command in ("touch a.txt", "touch a.txt", "cat /etc/hostname"):
+        with pytest.raises(CommandRefused):
+            shell.run(command)
+    with pytest.raises(CommandRefused):
+        _shell(work, ExecutionMode.RESTRICTED).run("touch b.txt")  # no one to ask
+    assert shell.state_dir is not None
+    lines = (shell.state_dir / AUDIT_LOG).read_text(encoding="utf-8").splitlines()
+    assert [line.split(" | ", 2)[2] for line in lines] == [
+        "touch a.txt | refused:declined | 0.000s",  # the user said no
+        "touch a.txt | refused:declined | 0.000s",  # refused earlier in the session
+        "cat /etc/hostname | refused:policy | 0.000s",  # outside the sandbox root
+        "touch b.txt | refused:unasked | 0.000s",
+    ]
+    assert not (work / "a.txt").exists() and not (work / "b.txt").exists()
+
+
 def test_the_bash_tool_tells_the_model_what_its_mode_allows(work: Path) -> None:
     restricted = bash_tool(_shell(work, ExecutionMode.RESTRICTED))
     assert restricted.name == "bash"

@@ -11,7 +11,7 @@ import pytest
 from agentutil import Approver, call
 
 from conch.agent.builtin import ToolOptions, default_tools
-from conch.execute import Answer
+from conch.execute import AUDIT_LOG, Answer
 from conch.policy import ExecutionMode
 from conch.tools.tool import ToolRegistry
 
@@ -124,3 +124,17 @@ def test_a_path_with_spaces_is_quoted_in_the_question(work: Path) -> None:
     _tools(work, ExecutionMode.RESTRICTED, approver).call(call("fs_delete", path="my notes.txt"))
     assert approver.asked == ["rm -- 'my notes.txt'"]
     assert not (work / "my notes.txt").exists()
+
+
+def test_every_refused_delete_leaves_an_audit_line(work: Path) -> None:
+    tools = _tools(work, ExecutionMode.RESTRICTED, Approver(Answer.abort(), Answer.abort()))
+    tools.call(call("fs_delete", path="old.log"))  # the user says no
+    tools.call(call("fs_delete", path="old.log"))  # refused earlier: not asked again
+    _tools(work, ExecutionMode.RESTRICTED).call(call("fs_delete", path="victim", recursive=True))
+    lines = (work.parent / "state" / AUDIT_LOG).read_text(encoding="utf-8").splitlines()
+    assert [line.split(" | ", 2)[2] for line in lines] == [
+        "rm -- old.log | refused:declined | 0.000s",
+        "rm -- old.log | refused:declined | 0.000s",
+        "rm -r -- victim | refused:unasked | 0.000s",  # no one to ask
+    ]
+    assert (work / "old.log").exists() and (work / "victim" / "keep.txt").exists()

@@ -58,6 +58,12 @@ def _audited(state: Path) -> str:
     return log.read_text(encoding="utf-8") if log.exists() else ""
 
 
+def assert_refusal_audited(state: Path, command: str, why: str = "policy") -> None:
+    """The audit log holds exactly one line, the refusal of ``command`` (it never ran)."""
+    (line,) = _audited(state).splitlines()
+    assert line.endswith(f" | {command} | refused:{why} | 0.000s"), line
+
+
 @pytest.mark.parametrize("command", DENYLISTED)
 def test_one_shot_refuses_even_with_unsafe_and_yes(
     conch: Conch, isolated_dirs: Path, canary: Path, command: str
@@ -72,7 +78,7 @@ def test_one_shot_refuses_even_with_unsafe_and_yes(
     assert "Denylisted" in result.err or "never allowed" in result.err
     assert canary.read_text(encoding="utf-8") == "still here\n"
     state = isolated_dirs / ".local" / "state" / "conch"
-    assert command not in _audited(state)  # refused commands are not audited (they never ran)
+    assert_refusal_audited(state, command)  # it never ran, and the log says it was refused
 
 
 @pytest.mark.parametrize("command", DENYLISTED)
@@ -92,7 +98,7 @@ def test_agent_bash_tool_refuses_in_every_mode(
         shell.run(command)
     assert asked == []
     assert canary.read_text(encoding="utf-8") == "still here\n"
-    assert _audited(state) == ""
+    assert_refusal_audited(state, command)
 
 
 @pytest.mark.parametrize("command", DENYLISTED[:4])
@@ -120,4 +126,4 @@ def test_the_servers_tool_loop_refuses_in_full_autonomous_mode(
     assert call["result"]["is_error"]
     assert "Denylisted" in call["result"]["content"] or "never" in call["result"]["content"]
     assert canary.read_text(encoding="utf-8") == "still here\n"
-    assert _audited(tmp_path / "state") == ""
+    assert_refusal_audited(tmp_path / "state", command)

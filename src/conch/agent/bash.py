@@ -5,7 +5,10 @@ runner every surface uses (no shell in safe mode, a timeout that kills the proce
 output caps, an audit line). Whether the user is asked depends on the execution mode
 (``conch.agent.modes``); the question itself is the front end's ``confirm`` callback. A
 command the user refused is remembered: proposed again in the same session, it is refused
-without asking, and the model is told why.
+without asking, and the model is told why. Every refusal leaves its audit line
+(``refused:policy``, ``refused:declined`` or ``refused:unasked``), written by
+``run_checked`` or, for what never reaches it (a command refused earlier in the session, a
+file tool's delete), by the ``Shell``.
 """
 
 from __future__ import annotations
@@ -13,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from conch.agent.modes import describe, needs_question
-from conch.errors import ConfirmationRequired, PolicyRejection
+from conch.errors import ConfirmationRequired, NoOneToAsk, PolicyRejection
+from conch.execute.audit import Refusal, audit_refusal
 from conch.execute.checked import Answer, Approve, Choice, run_checked
 from conch.execute.run import ExecResult
 from conch.policy import Decision, ExecutionMode, PolicyContext, Verdict, assess
@@ -41,10 +44,9 @@ Args:
 """
 
 
-# Why a command did not run: the safety policy refused it, the user said no (now or earlier
-# in the session), or it needed a yes and there was no one to ask.
-Refusal = Literal["policy", "declined", "unasked"]
-# Told of each refused command and why, before the model is.
+# Why a command did not run (``conch.execute.audit.Refusal``): the safety policy refused it,
+# the user said no (now or earlier in the session), or it needed a yes and there was no one
+# to ask. Told of each refused command and why, before the model is.
 OnRefused = Callable[[str, Refusal], None]
 
 
@@ -53,7 +55,7 @@ class CommandRefused(Exception):
     which, for the model to read)."""
 
 
-class _NoOneToAsk(Exception):
+class _NoOneToAsk(NoOneToAsk):
     """The command needs a yes and there is no confirmation callback."""
 
 
@@ -63,7 +65,8 @@ class Shell:
     and the commands the user refused.
 
     ``root``: when set, every path a command names must resolve inside it. ``state_dir``:
-    where the audit log goes (None: no audit line). ``unsafe``: hand commands to ``shell``
+    where the audit log goes, for commands that ran and commands refused (None: no audit
+    line). ``unsafe``: hand commands to ``shell``
     (the user's shell), which always asks first. ``on_refused``: told of every command
     that did not run, and why.
     """
@@ -86,7 +89,7 @@ class Shell:
         if not key:
             raise ValueError("the command is empty")
         if key in self.refused:
-            self._refused(command, "declined")
+            self._refused(command, "declined", audit=True)
             raise CommandRefused(
                 f"the user already refused `{key}` in this session, so it was not run. "
                 "Do not propose it again: try another way or ask the user."
@@ -108,20 +111,20 @@ class Shell:
                 max_stdout=MAX_STDOUT,
                 max_stderr=MAX_STDERR,
             )
-        except PolicyRejection as exc:
+        except PolicyRejection as exc:  # run_checked wrote the audit line of each refusal
             self._refused(command, "policy")
             raise CommandRefused(f"the safety policy refused it: {_reason(exc)}") from None
+        except NoOneToAsk:
+            self._refused(command, "unasked")
+            raise CommandRefused(
+                f"it needs the user's yes in {self.mode} mode and no one can be asked; "
+                "nothing ran. Use read-only commands, or tell the user what to run."
+            ) from None
         except ConfirmationRequired:
             self.refused.add(key)
             self._refused(command, "declined")
             raise CommandRefused(
                 "the user refused to run it; nothing ran. Do not propose this command again."
-            ) from None
-        except _NoOneToAsk:
-            self._refused(command, "unasked")
-            raise CommandRefused(
-                f"it needs the user's yes in {self.mode} mode and no one can be asked; "
-                "nothing ran. Use read-only commands, or tell the user what to run."
             ) from None
         return format_result(ran.command, ran.result)
 
@@ -129,10 +132,11 @@ class Shell:
         """Decide ``command`` as ``run`` would, without running it: the policy, the mode and,
         where the mode wants a yes, the user. For what a tool does itself that a command
         could do too (a file tool's delete is decided as the ``rm`` doing it), so the same
-        rules hold. Raises CommandRefused when it may not happen; an edit counts as a no."""
+        rules hold. Raises CommandRefused when it may not happen (with its audit line); an
+        edit counts as a no."""
         key = _normal(command)
         if key in self.refused:
-            self._refused(command, "declined")
+            self._refused(command, "declined", audit=True)
             raise CommandRefused(
                 f"the user already refused `{key}` in this session, so nothing was done. "
                 "Do not try it again: try another way or ask the user."
@@ -140,23 +144,27 @@ class Shell:
         context = PolicyContext(unsafe=False, mode=self.mode, cwd=self.cwd, sandbox_root=self.root)
         verdict = assess(command, context)
         if verdict.decision is Decision.REJECT:
-            self._refused(command, "policy")
+            self._refused(command, "policy", audit=True)
             reasons = "; ".join(verdict.reasons) or "it is not allowed"
             raise CommandRefused(f"the safety policy refused it: {reasons}")
         try:
             answer = self._approve(command, verdict, Confirmation(True))
         except _NoOneToAsk:
-            self._refused(command, "unasked")
+            self._refused(command, "unasked", audit=True)
             raise CommandRefused(
                 f"it needs the user's yes in {self.mode} mode and no one can be asked; "
                 "nothing was done. Tell the user what you would delete instead."
             ) from None
         if answer.choice is not Choice.RUN:
             self.refused.add(key)
-            self._refused(command, "declined")
+            self._refused(command, "declined", audit=True)
             raise CommandRefused("the user refused it; nothing was done. Do not try it again.")
 
-    def _refused(self, command: str, why: Refusal) -> None:
+    def _refused(self, command: str, why: Refusal, *, audit: bool = False) -> None:
+        """Tell ``on_refused``; with ``audit``, write the refusal's audit line (run_checked
+        writes it for the refusals it makes)."""
+        if audit:
+            audit_refusal(self.state_dir, command, self.cwd, why)
         if self.on_refused is not None:
             self.on_refused(command, why)
 

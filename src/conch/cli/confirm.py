@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from conch.cli import ui
 from conch.cli.environment import Environment
 from conch.cli.invocation import Run
-from conch.errors import ConfirmationRequired, PolicyRejection
+from conch.errors import NoOneToAsk, PolicyRejection
 
 if TYPE_CHECKING:
     from conch.config.settings import LoadedSettings, PromptConfig
@@ -27,21 +27,39 @@ def fail_if_rejected(
     where something would: unsafe mode, for a command that needs a shell.
 
     ``printing`` is for --print and --json, which run nothing anyway: the message says that
-    the policy rejects the command rather than that conch will not run it.
+    the policy rejects the command rather than that conch will not run it. A command that
+    was to run is refused by ``run_checked`` instead, which writes its audit line
+    (``show_rejected`` shows it first, ``with_hint`` adds the hint to the refusal).
     """
     from conch.policy import Decision
 
     if verdict.decision is not Decision.REJECT:
         return
     if show is not None:
-        ui.show_command(state.env, show, verdict.risk.value, verdict.reasons)
+        show_rejected(state, verdict, show)
     reason = verdict.reasons[0] if verdict.reasons else "rejected by the safety policy"
-    unsafe_would = verdict.needs_unsafe and not state.args.unsafe
     if printing:
-        hint = " (conch --unsafe would allow it after asking)" if unsafe_would else ""
+        hint = (
+            " (conch --unsafe would allow it after asking)" if _unsafe_would(state, verdict) else ""
+        )
         raise PolicyRejection(f"the safety policy rejects this command: {reason}{hint}")
-    hint = " (conch --unsafe allows it, after asking you)" if unsafe_would else ""
-    raise PolicyRejection(f"not running it: {reason}{hint}")
+    raise with_hint(state, verdict, PolicyRejection(f"not running it: {reason}"))
+
+
+def show_rejected(state: Run, verdict: Verdict, command: str) -> None:
+    """Show a command the policy rejects, with its risk and the reasons."""
+    ui.show_command(state.env, command, verdict.risk.value, verdict.reasons)
+
+
+def with_hint(state: Run, verdict: Verdict | None, refusal: PolicyRejection) -> PolicyRejection:
+    """``refusal``, saying that unsafe mode would allow the command where it would."""
+    if verdict is None or not _unsafe_would(state, verdict):
+        return refusal
+    return PolicyRejection(f"{refusal} (conch --unsafe allows it, after asking you)")
+
+
+def _unsafe_would(state: Run, verdict: Verdict) -> bool:
+    return verdict.needs_unsafe and not state.args.unsafe
 
 
 class Asker:
@@ -68,6 +86,7 @@ class Asker:
         """Run this command, run the user's edit of it, or run nothing."""
         from conch.command.generate import explain
         from conch.execute.checked import Answer
+        from conch.policy import Decision
 
         state, env = self.state, self.state.env
         state.command, state.verdict = command, verdict
@@ -77,7 +96,7 @@ class Asker:
             return Answer.run()
         if env.open_terminal() is None:
             env.stdout.write(command + "\n")
-            raise ConfirmationRequired(
+            raise NoOneToAsk(
                 "this command needs confirmation and there is no terminal to ask; nothing ran "
                 "(re-run in a terminal, or add --yes to accept it)"
             )
@@ -98,7 +117,9 @@ class Asker:
                 continue
             state.notes.append("modified by the user")
             state.command = edited
-            fail_if_rejected(state, self.reassess(edited), show=edited)
+            edit_verdict = self.reassess(edited)
+            if edit_verdict.decision is Decision.REJECT:  # run_checked refuses it, audited
+                show_rejected(state, edit_verdict, edited)
             return Answer.edit(edited)
 
     def _show(self, command: str, verdict: Verdict, wanted: Confirmation) -> None:

@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conch.cli import ui
-from conch.cli.confirm import Asker, fail_if_rejected
+from conch.cli.confirm import Asker, fail_if_rejected, show_rejected, with_hint
 from conch.cli.environment import Environment
 from conch.cli.invocation import Run
 from conch.cli.status import ExitStatus, status_for
 from conch.errors import (
     ConchError,
     NoHistoryError,
+    PolicyRejection,
     UsageError,
 )
 
@@ -261,7 +262,8 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
             env.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
             fail_if_rejected(state, verdict, printing=True)
             return ExitStatus.OK
-        fail_if_rejected(state, verdict, show=command)
+        if verdict.decision is Decision.REJECT:  # run_checked refuses it, with its audit line
+            show_rejected(state, verdict, command)
         if forced:
             state.notes.append("force_explain: a tool of this command requires an explanation")
         asker = Asker(state, loaded, prompt, prompt_source, explanation, provider)
@@ -342,18 +344,21 @@ def _execute(
         state.executed = True
         state.command, state.verdict = command, verdict
 
-    ran = run_checked(
-        command,
-        _policy_context(state, prompt),
-        cwd=env.cwd,
-        state_dir=_state_dir(),
-        approve=asker,
-        options=ConfirmOptions(args.confirm, args.explain, tuple(prompt.tools)),
-        shell=execution.shell or detected_shell,
-        timeout=timeout,
-        verdict=verdict,
-        on_start=started,
-    )
+    try:
+        ran = run_checked(
+            command,
+            _policy_context(state, prompt),
+            cwd=env.cwd,
+            state_dir=_state_dir(),
+            approve=asker,
+            options=ConfirmOptions(args.confirm, args.explain, tuple(prompt.tools)),
+            shell=execution.shell or detected_shell,
+            timeout=timeout,
+            verdict=verdict,
+            on_start=started,
+        )
+    except PolicyRejection as exc:  # the command refused (or the user's edit of it)
+        raise with_hint(state, state.verdict, exc) from None
     result = ran.result
     if result.error:
         env.stderr.write(f"conch: {result.error}\n")

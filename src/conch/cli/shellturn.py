@@ -4,17 +4,26 @@ the reply suggests, shown with the safety policy's verdict and run only on the u
 A suggestion can be run (``y``), edited (``e``: it fills the input line, and what the user
 sends runs as a typed line would, after the same policy check) or left (``n``, the
 default). A command the policy rejects is shown with the reason and never run. Whatever
-runs reaches the next turn's context like a typed command.
+runs reaches the next turn's context like a typed command. A suggestion that does not run
+leaves its line in the audit log (``refused:policy``, ``refused:declined`` or
+``refused:unasked``); the policy's refusal is ``conch.execute.checked.refuse_rejected``, the
+one ``run_checked`` makes.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from conch.cli import ui
 from conch.cli.shellparts import ShellParts
-from conch.errors import ConchError
+from conch.errors import ConchError, PolicyRejection
 from conch.policy import Decision, Verdict
 from conch.shell.run import Ran
 from conch.shell.turns import judge, model_turn, needs_yes, shown_reasons
+
+if TYPE_CHECKING:
+    from conch.execute.audit import Refusal
 
 QUESTION = "Run it? [y]es, [e]dit, [n]o [n] "
 NOT_FOUND_QUESTION = "conch: no such command; ask the model about this line instead? [y/N] "
@@ -58,12 +67,12 @@ def offer(parts: ShellParts, command: str) -> Ran | None:
     env = parts.env
     verdict = judge(command, parts.state.cwd)
     _show(parts, command, verdict, "the model suggests:")
-    if verdict.decision is Decision.REJECT:
-        parts.warn(f"not running it: {_reason(verdict)}")
+    if _refused(parts, command, verdict):
         return None
     if not needs_yes(verdict, parts.settings.confirm_cmd):
         return parts.run(command, "suggested")
     if env.open_terminal() is None:
+        _audit(parts, command, "unasked")
         parts.say("not run: there is no terminal to ask on")
         return None
     answer = ui.ask(env, QUESTION, "yen", "n")
@@ -71,6 +80,7 @@ def offer(parts: ShellParts, command: str) -> Ran | None:
         return parts.run(command, "suggested")
     if answer == "e":
         return edit(parts, command)
+    _audit(parts, command, "declined")
     return None
 
 
@@ -85,7 +95,7 @@ def edit(parts: ShellParts, command: str) -> Ran | None:
     verdict = judge(line, parts.state.cwd)
     if verdict.decision is Decision.REJECT:
         _show(parts, line, verdict, "your edit:")
-        parts.warn(f"not running it: {_reason(verdict)}")
+    if _refused(parts, line, verdict):
         return None
     return parts.run(line, "edited")
 
@@ -102,6 +112,24 @@ def offer_model(parts: ShellParts, line: str) -> None:
     """After a missing command: ask whether to send ``line`` to the model; on yes, do."""
     if ui.ask(parts.env, NOT_FOUND_QUESTION, "yn", "n") == "y":
         ask_model(parts, line)
+
+
+def _refused(parts: ShellParts, command: str, verdict: Verdict) -> bool:
+    """Whether the policy refuses ``command`` (said, and audited)."""
+    from conch.execute.checked import refuse_rejected
+
+    try:
+        refuse_rejected(command, verdict, cwd=Path(parts.state.cwd), state_dir=parts.state_dir)
+    except PolicyRejection:
+        parts.warn(f"not running it: {_reason(verdict)}")
+        return True
+    return False
+
+
+def _audit(parts: ShellParts, command: str, why: Refusal) -> None:
+    from conch.execute.audit import audit_refusal
+
+    audit_refusal(parts.state_dir, command, Path(parts.state.cwd), why)
 
 
 def _show(parts: ShellParts, command: str, verdict: Verdict, heading: str) -> None:

@@ -3,7 +3,7 @@
 ``run_checked`` refuses a command the policy rejects, asks the front end (its ``approve``
 callback) when the confirmation rule says a question is needed, spawns the program from an
 argv in safe mode or hands the text to the user's shell in unsafe mode, applies the timeout
-and the output caps, and appends one line to the audit log. It never prints, reads the
+and the output caps, and appends one line to the audit log, for a refused command too. It never prints, reads the
 terminal or exits: the front end asks, the library decides and runs.
 """
 
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from conch.errors import ConfirmationRequired, PolicyRejection
-from conch.execute.audit import append_audit, audit_line
+from conch.errors import ConfirmationRequired, NoOneToAsk, PolicyRejection
+from conch.execute.audit import append_audit, audit_line, audit_refusal
 from conch.execute.run import (
     MAX_STDERR,
     MAX_STDOUT,
@@ -120,15 +120,20 @@ def run_checked(
     ConfirmationRequired when ``approve`` aborts. Nothing has run then. Whatever ``approve``
     raises passes through. A command that cannot start is a result (exit code 127 or 126 and
     an ``error``), not an exception.
+
+    A refused command gets its audit line too, with a status in place of the exit code
+    (``conch.execute.audit``): ``refused:policy`` for a rejection (or a PolicyRejection
+    ``approve`` raises), ``refused:declined`` for an abort (or a ConfirmationRequired
+    ``approve`` raises), ``refused:unasked`` when ``approve`` raises NoOneToAsk.
     """
     options = options or ConfirmOptions()
     verdict = verdict or assess(command, context)
     asked = edited = False
     while True:
-        _refuse_rejected(verdict)
+        refuse_rejected(command, verdict, cwd=cwd, state_dir=state_dir)
         # Safe mode runs the command without a shell: refuse what needs one before anyone
         # is asked about it.
-        steps = None if context.unsafe else _plan(command)
+        steps = None if context.unsafe else _plan(command, cwd, state_dir)
         wanted = confirmation(
             verdict,
             options.programs,
@@ -139,8 +144,9 @@ def run_checked(
         if not (wanted.ask or edited):
             break
         asked = True
-        answer = approve(command, verdict, Confirmation(True, wanted.explain, wanted.forced_by))
+        answer = _ask(approve, command, verdict, wanted, cwd, state_dir)
         if answer.choice is Choice.ABORT:
+            audit_refusal(state_dir, command, cwd, "declined")
             raise ConfirmationRequired("aborted; nothing ran")
         if answer.choice is Choice.RUN or answer.command == command:
             break
@@ -175,17 +181,46 @@ def run_checked(
     return Ran(command, verdict, result, asked, audited)
 
 
-def _plan(command: str) -> Plan:
+def refuse_rejected(command: str, verdict: Verdict, *, cwd: Path, state_dir: Path | None) -> None:
+    """Refuse ``command`` when its ``verdict`` rejects it: write its ``refused:policy`` audit
+    line to ``state_dir/audit.log`` (none when ``state_dir`` is None) and raise
+    PolicyRejection. ``run_checked`` starts with this; a surface that runs what passes in a
+    runner of its own (``conch shell`` runs the user's lines on their terminal) calls it
+    first, so a refusal is refused and audited the same way everywhere."""
+    if verdict.decision is Decision.REJECT:
+        audit_refusal(state_dir, command, cwd, "policy")
+        reason = verdict.reasons[0] if verdict.reasons else "rejected by the safety policy"
+        raise PolicyRejection(f"not running it: {reason}")
+
+
+def _plan(command: str, cwd: Path, state_dir: Path | None) -> Plan:
     try:
         return plan(command)
     except PolicyRejection as exc:
+        audit_refusal(state_dir, command, cwd, "policy")
         raise PolicyRejection(f"not running it: {exc}") from None
 
 
-def _refuse_rejected(verdict: Verdict) -> None:
-    if verdict.decision is Decision.REJECT:
-        reason = verdict.reasons[0] if verdict.reasons else "rejected by the safety policy"
-        raise PolicyRejection(f"not running it: {reason}")
+def _ask(
+    approve: Approve,
+    command: str,
+    verdict: Verdict,
+    wanted: Confirmation,
+    cwd: Path,
+    state_dir: Path | None,
+) -> Answer:
+    """``approve``'s answer; a refusal it raises is audited, then passes through."""
+    try:
+        return approve(command, verdict, Confirmation(True, wanted.explain, wanted.forced_by))
+    except NoOneToAsk:
+        audit_refusal(state_dir, command, cwd, "unasked")
+        raise
+    except ConfirmationRequired:
+        audit_refusal(state_dir, command, cwd, "declined")
+        raise
+    except PolicyRejection:
+        audit_refusal(state_dir, command, cwd, "policy")
+        raise
 
 
 def _interactive(
