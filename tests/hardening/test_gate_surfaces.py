@@ -10,18 +10,17 @@ before anything is proposed, and that the canary is still there afterwards.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from gateutil import DENYLISTED, assert_refusal_audited
 from starlette.testclient import TestClient
 
 from cliutil import CliResult, write_config
 from conch.agent.bash import CommandRefused, Shell
 from conch.agent.builtin import ToolOptions
-from conch.execute import AUDIT_LOG
 from conch.messages import ToolCall
 from conch.policy import ExecutionMode
 from conch.providers.scripted import ScriptedProvider
@@ -29,39 +28,7 @@ from conch.server.app import create_app
 from conch.server.config import ServerConfig
 from conch.server.models import ModelTable
 
-# Denylisted spellings of "delete my home directory"; `~` is the test's temporary HOME.
-DENYLISTED = [
-    "rm -rf ~",
-    "r''m -rf ~",
-    "sh -c 'rm -rf ~'",
-    "{rm,-rf,~}",
-    "parallel rm -rf ::: ~",
-    "env -S'rm -rf ~'",
-    "cd && rm -rf *",
-]
-
 Conch = Callable[..., CliResult]
-
-
-@pytest.fixture
-def canary(isolated_dirs: Path, tmp_path: Path) -> Path:
-    """A file in the temporary HOME that must survive; refuses to run outside tmp_path."""
-    home = Path(os.environ["HOME"]).resolve()
-    assert home == isolated_dirs.resolve() and home.is_relative_to(tmp_path.resolve())
-    path = home / "canary.txt"
-    path.write_text("still here\n", encoding="utf-8")
-    return path
-
-
-def _audited(state: Path) -> str:
-    log = state / AUDIT_LOG
-    return log.read_text(encoding="utf-8") if log.exists() else ""
-
-
-def assert_refusal_audited(state: Path, command: str, why: str = "policy") -> None:
-    """The audit log holds exactly one line, the refusal of ``command`` (it never ran)."""
-    (line,) = _audited(state).splitlines()
-    assert line.endswith(f" | {command} | refused:{why} | 0.000s"), line
 
 
 @pytest.mark.parametrize("command", DENYLISTED)
