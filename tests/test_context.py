@@ -67,4 +67,6 @@ def test_scope_dot_listing_marks_dirs_and_truncates(tmp_path: Path) -> None:
 
 
 def test_control_bytes_are_stripped_from_spliced_text() -> None:
-    assert sanitize("ok\x1b[31mred\x00") == "ok[31mred"
+    # the whole escape sequence goes, not just its ESC byte; so do hidden characters
+    assert sanitize("ok\x1b[31mred\x00") == "okred"
+    assert sanitize("a\u202eb\u200bc\x9b2Jd\r\ne\tf") == "abcd\ne\tf"

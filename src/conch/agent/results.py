@@ -1,4 +1,5 @@
-"""Tool results as the model reads them: errors marked, long output cut with a note.
+"""Tool results as the model reads them: escapes stripped, errors marked, long output cut
+with a note.
 
 A tool's output can be far longer than a small model's whole context. ``capped`` keeps the
 head and the tail of an output over the cap (the end of a command's output is where its
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from conch import sanitize
 from conch.messages import ToolResult
 
 DEFAULT_CAP = 6000
@@ -26,9 +28,11 @@ class Capped:
 
 
 def capped(result: ToolResult, cap: int = DEFAULT_CAP) -> Capped:
-    """``result`` with ``Error:`` in front of an error, and its content cut to about ``cap``
-    characters (the first and last parts kept, a note in between)."""
-    content = result.content
+    """``result`` with ``Error:`` in front of an error, its terminal escape sequences,
+    invisible and bidirectional characters and control characters removed
+    (``conch.sanitize.text``: the model and the terminal see the same text), and its content
+    cut to about ``cap`` characters (the first and last parts kept, a note in between)."""
+    content = sanitize.text(result.content)
     if result.is_error and not content.lower().startswith("error"):
         content = f"Error: {content}"
     size = len(content)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,15 +11,16 @@ from conch.command.examples import Example
 from conch.config.settings import ContextSettings, PromptConfig
 from conch.errors import InputError
 from conch.messages import Message
+from conch.sanitize import text as clean_text
 
 PEEK_MAX_BYTES = 16384
 SCOPE_DOT_MAX_BYTES = 4096
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def sanitize(text: str) -> str:
-    """Strip control bytes (terminal escapes, NULs) from text spliced into a prompt."""
-    return _CONTROL.sub("", text)
+    """Strip terminal escape sequences, control characters (NULs, C1 controls) and invisible
+    or bidirectional characters from text spliced into a prompt (``conch.sanitize.text``)."""
+    return clean_text(text)
 
 
 def read_capped(data: bytes, limit: int) -> str:
