@@ -88,6 +88,18 @@ def test_an_edited_suggestion_runs_as_the_user_typed_it(
     assert (ran["command"], ran["source"], ran["exit_code"]) == ("echo edited-ran", "edited", 0)
 
 
+def test_suggestions_that_ran_leave_audit_lines_and_typed_lines_do_not(
+    conch: Conch, isolated_dirs: Path
+) -> None:
+    capture(isolated_dirs, "shell-audit", "CMD: echo first-draft", "CMD: echo as-suggested")
+    stdin = "say something\necho edited-ran\necho typed-by-hand\nand again\n"
+    result = conch("shell", stdin=stdin, answers="e\ny\n")
+    assert result.code == 0, result.err
+    audit = (Paths.default().state_dir / "audit.log").read_text(encoding="utf-8").splitlines()
+    ran = [line.split(" | ")[2:4] for line in audit]
+    assert ran == [["echo edited-ran", "exit:0"], ["echo as-suggested", "exit:0"]], audit
+
+
 def test_an_edit_the_policy_rejects_never_runs(conch: Conch, isolated_dirs: Path) -> None:
     capture(isolated_dirs, "shell-edit-bad", "CMD: ls")
     result = conch("shell", stdin="list\nrm -rf /\n", answers="e\n")

@@ -14,7 +14,9 @@ import dataclasses
 import io
 import os
 import sys
+import time
 from collections.abc import Container
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO, cast
 
 from conch.cli import ui
@@ -34,8 +36,6 @@ from conch.shell.state import ShellState, load_aliases
 from conch.shell.turns import system_prompt
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from conch.config.settings import LoadedSettings
     from conch.mcp.client import McpServers
     from conch.messages import GenerationOptions, Usage
@@ -148,10 +148,17 @@ class ShellParts:
         """Run ``line`` in the shell, live on the terminal; what it printed goes to the
         context (unless ``shell.capture_output`` is off) and it is noted in the session.
         ``source``: ``typed``, ``suggested`` or ``edited`` (those two are the user's yes to a
-        suggestion, appended to the shell's history file when ``shell.append_history``)."""
+        suggestion, appended to the shell's history file when ``shell.append_history``, and
+        given their line in the audit log as every command conch runs for the model is)."""
         self.env.stdout.flush()
         self.env.stderr.flush()
+        cwd, started = Path(self.state.cwd), time.monotonic()
         ran = run_line(line, self.state, stdin_fd=self._keys, out=self._out)
+        if source != "typed":
+            from conch.execute.audit import append_audit, audit_line
+
+            seconds = time.monotonic() - started
+            append_audit(self.state_dir, audit_line(line, cwd, ran.exit_code, seconds))
         if self.settings.capture_output:
             self.context.record(ran.command, ran.exit_code, ran.output)
         self.save({"type": "exec", "command": line, "exit_code": ran.exit_code, "source": source})
