@@ -7,13 +7,14 @@ import argparse
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from conch.cli.environment import Environment
 from conch.cli.status import ExitStatus
 from conch.errors import UsageError
 
 if TYPE_CHECKING:
+    from conch.agent.builtin import ToolOptions
     from conch.agent.session import Session
     from conch.config.settings import LoadedSettings
     from conch.execute.checked import Approve
@@ -84,6 +85,22 @@ def setup_from(args: argparse.Namespace, env: Environment, default_mode: str) ->
     )
 
 
+def flag_tools(args: argparse.Namespace, setup: AgentSetup, **extra: Any) -> ToolOptions:
+    """The built-in tools the shared tool flags ask for (``--sandbox``, ``--tools-mode``,
+    ``--allow-bash`` and the mode, ``--no-python``, ``--web``); ``extra`` sets the rest."""
+    from conch.agent.builtin import ToolOptions
+
+    return ToolOptions(
+        root=setup.root,
+        fs_mode=args.tools_mode,
+        bash=setup.bash,
+        mode=setup.mode,
+        evaluate=not args.no_python,
+        web=args.web,
+        **extra,
+    )
+
+
 def sandbox_root(sandbox: str | None, env: Environment) -> Path:
     """The sandbox directory (default: the working directory), resolved; UsageError when
     it is not a directory."""
@@ -105,7 +122,7 @@ def open_session(
 ) -> tuple[Session, LoadedSettings]:
     """The session the flags ask for, on the configured model. ``confirm`` asks the user
     about a command (None: no one can be asked, so the mode refuses what needs a yes)."""
-    from conch.agent.builtin import ToolOptions, evaluate_off
+    from conch.agent.builtin import evaluate_off
     from conch.agent.loop import Limits
     from conch.agent.session import Session
     from conch.cli.mcpuse import connect_mcp
@@ -113,17 +130,7 @@ def open_session(
     from conch.config.paths import Paths
 
     loaded = load_for(args, env)
-    tools = ToolOptions(
-        root=setup.root,
-        fs_mode=args.tools_mode,
-        bash=setup.bash,
-        mode=setup.mode,
-        confirm=confirm,
-        evaluate=not args.no_python,
-        web=args.web,
-        plan_state=plan,
-        on_refused=refusals,
-    )
+    tools = flag_tools(args, setup, confirm=confirm, plan_state=plan, on_refused=refusals)
     limits = Limits(max_iterations=setup.max_iterations)
     session = Session.from_settings(loaded.settings, tools=tools, limits=limits)
     off = None if getattr(args, "quiet", False) else evaluate_off(tools)

@@ -77,18 +77,25 @@ def _doctor(rest: list[str], env: Environment) -> int:
     return run_doctor(_parse(build_doctor_parser(), "doctor", rest), env)
 
 
-def _chat(rest: list[str], env: Environment) -> int:
-    from conch.cli.agentargs import build_chat_parser
+def _wordless(name: str, rest: list[str], instead: str) -> argparse.Namespace:
+    """The flags of ``conch NAME``, a subcommand that takes no words (``instead`` says where
+    they go); words after it are a usage error that shows how to ask for a command."""
+    from conch.cli import agentargs
 
-    parsed = _parse(build_chat_parser(), "chat", rest)
+    parsed = _parse(getattr(agentargs, f"build_{name}_parser")(), name, rest)
     if parsed.words:
         raise UsageError(
-            f"`conch chat` takes no words (send one prompt with -p); to ask for a command, "
-            f"write: {_as_request(['chat', *rest])}"
+            f"`conch {name}` takes no words ({instead}); to ask for a command, "
+            f"write: {_as_request([name, *rest])}"
         )
+    parsed.argv = [name, *rest]
+    return parsed
+
+
+def _chat(rest: list[str], env: Environment) -> int:
+    parsed = _wordless("chat", rest, "send one prompt with -p")
     from conch.cli.chat import run_chat
 
-    parsed.argv = ["chat", *rest]
     return run_chat(parsed, env)
 
 
@@ -108,43 +115,21 @@ def _run(rest: list[str], env: Environment) -> int:
 
 
 def _shell(rest: list[str], env: Environment) -> int:
-    from conch.cli.agentargs import build_shell_parser
-
-    parsed = _parse(build_shell_parser(), "shell", rest)
-    if parsed.words:
-        raise UsageError(
-            f"`conch shell` takes no words (type them at its prompt); to ask for a command, "
-            f"write: {_as_request(['shell', *rest])}"
-        )
+    parsed = _wordless("shell", rest, "type them at its prompt")
     from conch.cli.shellrepl import run_shell
 
-    parsed.argv = ["shell", *rest]
     return run_shell(parsed, env)
 
 
 def _serve(rest: list[str], env: Environment) -> int:
-    from conch.cli.agentargs import build_serve_parser
-
-    parsed = _parse(build_serve_parser(), "serve", rest)
-    if parsed.words:
-        raise UsageError(
-            f"`conch serve` takes no words (clients send their requests over HTTP); to ask "
-            f"for a command, write: {_as_request(['serve', *rest])}"
-        )
+    parsed = _wordless("serve", rest, "clients send their requests over HTTP")
     from conch.cli.servecmd import run_serve
 
     return run_serve(parsed, env)
 
 
 def _mcp(rest: list[str], env: Environment) -> int:
-    from conch.cli.agentargs import build_mcp_parser
-
-    parsed = _parse(build_mcp_parser(), "mcp", rest)
-    if parsed.words:
-        raise UsageError(
-            f"`conch mcp` takes no words (MCP clients send the requests); to ask for a "
-            f"command, write: {_as_request(['mcp', *rest])}"
-        )
+    parsed = _wordless("mcp", rest, "MCP clients send the requests")
     from conch.cli.mcpcmd import run_mcp
 
     return run_mcp(parsed, env)

@@ -12,7 +12,7 @@ import argparse
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from conch.cli.agentsetup import setup_from
+from conch.cli.agentsetup import flag_tools, setup_from
 from conch.cli.environment import Environment
 from conch.cli.status import ExitStatus
 from conch.errors import UsageError
@@ -38,7 +38,7 @@ def run_mcp(args: argparse.Namespace, env: Environment) -> int:
     setup = setup_from(args, env, "restricted")
     loaded = _settings(args, env)
     say = _sayer(env, args.quiet)
-    from conch.agent.builtin import ToolOptions, default_tools
+    from conch.agent.builtin import default_tools
     from conch.agent.propose import Proposer, propose_tool
     from conch.config.paths import Paths
     from conch.mcp.server import bind, build_server, instructions_for, serve_http, serve_stdio
@@ -53,17 +53,7 @@ def run_mcp(args: argparse.Namespace, env: Environment) -> int:
     def refused(command: str, why: str) -> None:
         say(f"refused ({why}): {' '.join(command.split())[:200]}")
 
-    options = ToolOptions(
-        root=setup.root,
-        fs_mode=args.tools_mode,
-        bash=setup.bash,
-        mode=setup.mode,
-        confirm=None,
-        evaluate=not args.no_python,
-        web=args.web,
-        plan=False,
-        on_refused=refused,
-    )
+    options = flag_tools(args, setup, plan=False, on_refused=refused)
     tools = default_tools(options)
     proposer = Proposer(
         loaded.settings,

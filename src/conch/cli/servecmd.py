@@ -11,7 +11,7 @@ import argparse
 import contextlib
 
 from conch.cli import ui
-from conch.cli.agentsetup import model_name, setup_from
+from conch.cli.agentsetup import flag_tools, model_name, setup_from
 from conch.cli.environment import Environment
 from conch.cli.status import ExitStatus
 from conch.errors import UsageError
@@ -29,20 +29,12 @@ def run_serve(args: argparse.Namespace, env: Environment) -> int:
     check_bind(args.host, key)
     setup = setup_from(args, env, "restricted")
 
-    from conch.agent.builtin import ToolOptions
     from conch.cli.oneshot import load_for
     from conch.server.models import ModelTable
     from conch.server.run import serve
 
     loaded = load_for(args, env)
-    tools = ToolOptions(
-        root=setup.root,
-        fs_mode=args.tools_mode,
-        bash=setup.bash,
-        mode=setup.mode,
-        evaluate=not args.no_python,
-        web=args.web,
-    )
+    tools = flag_tools(args, setup)
     config = ServerConfig(
         host=args.host,
         port=args.port,
