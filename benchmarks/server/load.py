@@ -220,9 +220,9 @@ def markdown(meta: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         "embedded model counts its own tokens. The scripted phase measures the server (agent",
         "loop, SSE, 50 requests at once); the embedded phase measures requests queueing for",
         "the one local model in the model service. The load generator runs on the same",
-        "machine as the server. Each request also builds conch's tool set (about 50 ms of",
-        "CPU, most of it pydantic schemas of the file tools), which dominates the scripted",
-        "phase on a small machine.",
+        "machine as the server. Each request builds conch's tool set (a few ms: each tool's",
+        "schema is built once per process); the embedded phase's first request also waits",
+        "for the model service to start and load the model.",
     ]
     for r in rows:
         if r["error_samples"]:
