@@ -51,12 +51,20 @@ def _child(seconds: int, corpus_dir: str) -> None:
     import atheris
 
     with atheris.instrument_imports():
-        import conch.policy  # noqa: F401  (instrumented for coverage)
-        import conch.policy.commands  # noqa: F401
+        # imported here so that atheris instruments them for coverage
+        import conch.policy
+        import conch.policy.commands
         import conch.policy.denylist  # noqa: F401
     atheris.Setup(
-        [sys.argv[0], f"-max_total_time={seconds}", "-print_final_stats=1", "-max_len=4096"]
-        + ["-timeout=20", "-rss_limit_mb=4096", corpus_dir],
+        [
+            sys.argv[0],
+            f"-max_total_time={seconds}",
+            "-print_final_stats=1",
+            "-max_len=4096",
+            "-timeout=20",
+            "-rss_limit_mb=4096",
+            corpus_dir,
+        ],
         _target,
     )
     atheris.Fuzz()
