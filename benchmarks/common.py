@@ -1,5 +1,6 @@
 """What the benchmark runners share: their log, their signal handling, the first fields of a
-report, writing its two files, and reading the shards of one run for ``--join``."""
+report, writing its two files, reading the shards of one run for ``--join``, and stopping
+the servers they start."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import datetime as dt
 import json
 import shlex
 import signal
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +29,16 @@ def stop_on_signals() -> None:
     what it started (a model server, a sandbox) is stopped on the way out."""
     signal.signal(signal.SIGTERM, _stop_on_sigterm)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def stop_process(process: subprocess.Popen[Any], grace_s: float) -> None:
+    """Stop a server this runner started: SIGTERM, then SIGKILL after ``grace_s`` seconds."""
+    process.terminate()
+    try:
+        process.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(10)
 
 
 def run_meta(module: str, model: str, server: str | None, tasks: int) -> dict[str, Any]:

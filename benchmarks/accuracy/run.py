@@ -34,7 +34,14 @@ from benchmarks.accuracy.conch_tool import ConchCandidate
 from benchmarks.accuracy.fixtures import build_fixtures, copy_tree, load_tasks, remove_tree
 from benchmarks.accuracy.generators import PROVIDER_ERROR
 from benchmarks.accuracy.sandbox import RunResult, bwrap_path, run_in_sandbox
-from benchmarks.common import log, read_shards, run_meta, stop_on_signals, write_report_files
+from benchmarks.common import (
+    log,
+    read_shards,
+    run_meta,
+    stop_on_signals,
+    stop_process,
+    write_report_files,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / "benchmarks" / ".work"
@@ -85,12 +92,7 @@ def engine_server(log_path: Path) -> Iterator[tuple[str, str]]:
             time.sleep(0.25)
         yield base, str(model)
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
+        stop_process(process, 10)
 
 
 def server_model(base_url: str) -> str:

@@ -37,7 +37,7 @@ from typing import Any
 import httpx
 import openai
 
-from benchmarks.common import log, run_meta, stop_on_signals, write_report_files
+from benchmarks.common import log, run_meta, stop_on_signals, stop_process, write_report_files
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "benchmarks" / "results" / "server-load"
@@ -103,12 +103,7 @@ def conch_serve(args: list[str], env: dict[str, str], log_path: Path) -> Iterato
                 time.sleep(0.2)
         yield base
     finally:
-        process.terminate()
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
+        stop_process(process, 30)
 
 
 async def one_client(client: openai.AsyncOpenAI, model: str, phase: Phase) -> None:
