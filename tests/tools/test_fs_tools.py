@@ -223,6 +223,18 @@ def test_list_shows_directories_with_a_slash_and_files_with_sizes(
     assert "src/main.py  8 B" in call("fs_list", recursive=True).content.splitlines()
 
 
+def test_list_marks_executable_files(call: Call, sandbox: Path) -> None:
+    write(sandbox / "run.sh", "echo hi\n")
+    write(sandbox / "notes", "x\n")
+    (sandbox / "run.sh").chmod(0o755)
+    (sandbox / "notes").chmod(0o644)
+    assert call("fs_list").content.splitlines() == [
+        "contents of '.':",
+        "notes  2 B",
+        "run.sh  8 B  executable",
+    ]
+
+
 def test_list_of_an_empty_directory_and_of_a_file(call: Call, sandbox: Path) -> None:
     (sandbox / "empty").mkdir()
     write(sandbox / "a.txt", "x")
@@ -287,7 +299,10 @@ def test_grep_skips_binary_files_and_symlinks_that_lead_outside(
     write(tmp_path / "outside" / "secret.txt", "password\n")
     (sandbox / "peek.txt").symlink_to(tmp_path / "outside" / "secret.txt")
     (sandbox / "blob.bin").write_bytes(b"password\x00")
-    assert call("fs_grep", pattern="password").content == "no matches for 'password' in '.'"
+    assert call("fs_grep", pattern="password").content == (
+        "no matches for 'password' in '.' (fs_grep searches the text inside files; fs_glob "
+        "finds files by name)"
+    )
 
 
 def test_editing_a_directory_points_to_fs_move(call: Call, sandbox: Path) -> None:
@@ -306,11 +321,25 @@ def test_editing_a_missing_file_points_to_fs_write(call: Call) -> None:
     assert "to create a new file, write its whole content with fs_write" in result.content
 
 
-def test_a_glob_that_keeps_no_file_is_named(call: Call, sandbox: Path) -> None:
+def test_a_glob_that_keeps_no_file_is_dropped_and_named(call: Call, sandbox: Path) -> None:
     write(sandbox / "src" / "main.py", "# TODO: tests\n")
+    write(sandbox / "src" / "util.py", "x = 1\n")
     assert call("fs_grep", pattern="TODO", path="src", glob="true").content == (
-        "no matches for 'TODO' in 'src': no file there matches the glob 'true'; leave glob "
-        "out to search every file"
+        "src/main.py:1:# TODO: tests\n[1 matches in 1 files]\n"
+        "[no file name there matches the glob 'true', so every file was searched]"
+    )
+    assert call("fs_grep", pattern="FIXME", path="src", glob=".*").content == (
+        "no matches for 'FIXME' in 'src' (fs_grep searches the text inside files; fs_glob "
+        "finds files by name)\n"
+        "[no file name there matches the glob '.*', so every file was searched]"
+    )
+
+
+def test_a_glob_that_keeps_files_still_filters(call: Call, sandbox: Path) -> None:
+    write(sandbox / "src" / "main.py", "# TODO: tests\n")
+    write(sandbox / "src" / "notes.txt", "TODO: more\n")
+    assert call("fs_grep", pattern="TODO", path="src", glob="*.txt").content == (
+        "src/notes.txt:1:TODO: more\n[1 matches in 1 files]"
     )
 
 

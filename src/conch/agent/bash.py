@@ -184,6 +184,10 @@ def bash_tool(shell: Shell) -> Tool:
         return shell.run(command)
 
     addendum = "BASH: " + describe(shell.mode, shell.confirm is not None)
+    addendum += (
+        " Count, sum and find with commands (wc, awk, sort, find, grep) rather than working"
+        " the numbers or names out yourself."
+    )
     if not shell.unsafe:
         addendum += " Commands run without a shell: no $(...), backticks or variables."
     return make_tool(

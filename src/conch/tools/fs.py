@@ -94,8 +94,8 @@ def split_tools(files: Files) -> list[Tool]:
         return files.edit(path, old_text, new_text, replace_all)
 
     def fs_list(path: str = ".", recursive: bool = False) -> str:
-        """List a directory. Directories end with "/", files show their size, symlinks show
-        where they point. Set recursive to true to include everything below it.
+        """List a directory. Directories end with "/", files show their size (and
+        "executable" when they can be run), symlinks show where they point. Set recursive to true to include everything below it.
 
         Example: {"path": "src", "recursive": false}
         """

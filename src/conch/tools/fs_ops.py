@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -237,9 +238,11 @@ class Files:
         if is_dir:
             return f"{name}/"
         try:
-            return f"{name}  {caps.human_size(entry.stat().st_size)}"
+            info = entry.stat()
         except OSError:
             return name
+        executable = "  executable" if info.st_mode & stat.S_IXUSR else ""
+        return f"{name}  {caps.human_size(info.st_size)}{executable}"
 
     def glob(self, pattern: str, path: str = ".") -> str:
         """Paths under ``path`` that match a glob pattern, sorted."""
@@ -285,6 +288,15 @@ class Files:
             raise self._missing("grep", path)
         name_filter = compile_glob(glob) if glob else None
         files = [base] if base.is_file() else self._grep_files(base, name_filter, glob or "")
+        ignored_glob = ""
+        if glob and not files and not base.is_file():
+            # A glob that keeps no file is most often not a name pattern at all (small
+            # models pass "true" or ".*"): search every file, and say so.
+            files = self._grep_files(base, None, "")
+            ignored_glob = (
+                f"[no file name there matches the glob {glob!r}, so every file was searched]"
+            )
+        notes = [ignored_glob] if ignored_glob else []
         out: list[str] = []
         hit_files = 0
         for file in files:
@@ -296,18 +308,19 @@ class Files:
                     f"[stopped at {cap} matches; narrow the pattern or the path, "
                     f"max_matches goes up to {caps.GREP_MAX_MATCHES}]"
                 )
-                return "\n".join(out)
+                return "\n".join([*out, *notes])
         if not out:
             where = self.shown(base)
             if base.is_file():  # the word may be written otherwise: the file itself says
                 return f"no matches for {pattern!r} in '{where}'; read it to see its text"
-            if glob and not files:  # a glob that keeps no file (small models pass "true")
-                return (
-                    f"no matches for {pattern!r} in '{where}': no file there matches the "
-                    f"glob {glob!r}; leave glob out to search every file"
-                )
-            return f"no matches for {pattern!r} in '{where}'"
-        return "\n".join([*out, f"[{len(out)} matches in {hit_files} files]"])
+            return "\n".join(
+                [
+                    f"no matches for {pattern!r} in '{where}' (fs_grep searches the text "
+                    "inside files; fs_glob finds files by name)",
+                    *notes,
+                ]
+            )
+        return "\n".join([*out, f"[{len(out)} matches in {hit_files} files]", *notes])
 
     def _grep_files(self, base: Path, name_filter: re.Pattern[str] | None, glob: str) -> list[Path]:
         files: list[Path] = []

@@ -1,0 +1,132 @@
+"""The worked examples in the JSON-steps catalogue are true: each step, replayed against the
+real tools in a sandbox holding the files the example talks about, gets the result the
+example shows (a small model copies what it is shown, so a wrong example teaches a wrong
+habit)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conch.agent.builtin import ToolOptions, default_tools
+from conch.agent.system import (
+    JSON_STEPS_BASH_EXAMPLE,
+    JSON_STEPS_EXAMPLE,
+    JSON_STEPS_RENAME_EXAMPLE,
+    JSON_STEPS_SCRIPT_EXAMPLE,
+    render_catalogue,
+)
+from conch.messages import ToolCall
+from conch.policy import ExecutionMode
+from conch.tools import ToolRegistry
+
+# The files each example's steps read or change, before its first step.
+FILES: dict[str, dict[str, str]] = {
+    "What database host": {"app.cfg": "db_host = db.local\ntimeout = 10\n"},
+    "set the timeout to 30": {"app.cfg": "db_host = db.local\ntimeout = 10\n"},
+    "Count the lines of log.txt": {"log.txt": "".join(f"line {i}\n" for i in range(12))},
+    "Write a Python script first.py": {"data.txt": "alpha\nbeta\n"},
+    "rename the .log files": {
+        "logs/a.log": "0123456789",
+        "logs/b.log": "0123456789ab",
+        "logs/keep.md": "# hi\n",
+    },
+}
+
+# What the sandbox holds after the example's last step.
+AFTER: dict[str, dict[str, str | None]] = {
+    "set the timeout to 30": {"app.cfg": "db_host = db.local\ntimeout = 30\n"},
+    "Count the lines of log.txt": {"n.txt": "12\n"},
+    "Write a Python script first.py": {"first.txt": "alpha\n"},
+    "rename the .log files": {
+        "logs/a.txt": "0123456789",
+        "logs/b.txt": "0123456789ab",
+        "logs/a.log": None,
+        "logs/b.log": None,
+        "logs/keep.md": "# hi\n",
+    },
+}
+
+
+def _examples() -> list[str]:
+    text = "\n\n".join(
+        [
+            JSON_STEPS_EXAMPLE.removeprefix("EXAMPLES:\n"),
+            JSON_STEPS_BASH_EXAMPLE,
+            JSON_STEPS_SCRIPT_EXAMPLE,
+            JSON_STEPS_RENAME_EXAMPLE,
+        ]
+    )
+    return text.split("\n\n")
+
+
+def _key(example: str) -> str:
+    request = example.splitlines()[0]
+    matches = [key for key in FILES if key in request]
+    assert len(matches) == 1, f"no files set up for the example {request!r}"
+    return matches[0]
+
+
+def _steps(example: str) -> list[tuple[dict[str, object], str | None]]:
+    """Each assistant step and the result shown after it (None after the answer)."""
+    steps: list[tuple[dict[str, object], str | None]] = []
+    lines = example.splitlines()
+    for i, line in enumerate(lines):
+        if not line.startswith("assistant: "):
+            continue
+        step = json.loads(line.removeprefix("assistant: "))
+        shown: list[str] = []
+        for after in lines[i + 1 :]:
+            if after.startswith("assistant: "):
+                break
+            shown.append(after)
+        if "answer" in step:
+            steps.append((step, None))
+        else:
+            assert shown[0] == f"user: Result of {step['tool']}:", example
+            steps.append((step, "\n".join(shown[1:])))
+    return steps
+
+
+@pytest.mark.parametrize("example", _examples(), ids=_key)
+def test_every_step_of_a_worked_example_gets_the_result_it_shows(
+    example: str, tmp_path: Path
+) -> None:
+    key = _key(example)
+    for name, text in FILES[key].items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    tools = default_tools(
+        ToolOptions(root=tmp_path, bash=True, mode=ExecutionMode.FULL, audit=False)
+    )
+    registry = ToolRegistry(tools)
+    steps = _steps(example)
+    assert steps[-1][1] is None, "an example ends with its answer"
+    for number, (step, shown) in enumerate(steps[:-1]):
+        assert shown is not None, "only the last step answers"
+        call = ToolCall(f"call-{number}", str(step["tool"]), json.dumps(step["arguments"]))
+        result = registry.call(call)
+        assert not result.is_error, result.content
+        # An example may leave out a result's closing note ("[app.cfg: lines 1-2 ...]").
+        assert result.content.startswith(shown), (result.content, shown)
+    for name, expected in AFTER.get(key, {}).items():
+        if expected is None:
+            assert not (tmp_path / name).exists(), name
+        else:
+            assert (tmp_path / name).read_text(encoding="utf-8") == expected
+
+
+def test_the_examples_shown_follow_the_tools_offered(tmp_path: Path) -> None:
+    files_only = default_tools(ToolOptions(root=tmp_path, evaluate=False))
+    with_bash = default_tools(
+        ToolOptions(root=tmp_path, bash=True, evaluate=False, mode=ExecutionMode.FULL)
+    )
+    plain = render_catalogue(files_only, json_steps=True)
+    assert "set the timeout to 30" in plain
+    assert "rename the .log files" in plain
+    assert "first.py" not in plain and "wc -l" not in plain
+    full = render_catalogue(with_bash, json_steps=True)
+    assert "first.py" in full and "wc -l log.txt" in full and "rename the .log files" in full
+    assert "first.py" not in render_catalogue(with_bash, json_steps=False)
