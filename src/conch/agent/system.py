@@ -70,38 +70,6 @@ user: Result of fs_write:
 created 'n.txt' (3 bytes, 1 lines)
 assistant: {"answer": "n.txt holds 12, the number of lines in log.txt."}"""
 
-# Two more, for a script the user wants written and run (small models ran it before writing
-# it, or saved the error it printed) and for several files renamed one by one (they renamed
-# the directory instead).
-JSON_STEPS_SCRIPT_EXAMPLE = """\
-user: Write a Python script first.py that prints the first line of data.txt. Run it and \
-save its output to first.txt.
-assistant: {"tool": "fs_write", "arguments": {"path": "first.py", "content": "with \
-open('data.txt') as f:\\n    print(f.readline().rstrip())\\n"}}
-user: Result of fs_write:
-created 'first.py' (61 bytes, 2 lines)
-assistant: {"tool": "bash", "arguments": {"command": "python3 first.py > first.txt"}}
-user: Result of bash:
-(no output)
-[exit code 0]
-assistant: {"answer": "first.py prints the first line of data.txt; first.txt holds its output."}"""
-
-JSON_STEPS_RENAME_EXAMPLE = """\
-user: In logs, rename the .log files so that they end in .txt.
-assistant: {"tool": "fs_list", "arguments": {"path": "logs"}}
-user: Result of fs_list:
-contents of 'logs':
-a.log  10 B
-b.log  12 B
-keep.md  5 B
-assistant: {"tool": "fs_move", "arguments": {"path": "logs/a.log", "destination": "logs/a.txt"}}
-user: Result of fs_move:
-moved 'logs/a.log' to 'logs/a.txt'
-assistant: {"tool": "fs_move", "arguments": {"path": "logs/b.log", "destination": "logs/b.txt"}}
-user: Result of fs_move:
-moved 'logs/b.log' to 'logs/b.txt'
-assistant: {"answer": "Renamed logs/a.log to logs/a.txt and logs/b.log to logs/b.txt."}"""
-
 LOOKUP_TOOL = "tool_lookup"
 EVALUATE_TOOL = "evaluate"
 MAX_VOCABULARY = 200
@@ -228,9 +196,6 @@ def render_catalogue(tools: Sequence[Tool], *, json_steps: bool = False) -> str:
             example = JSON_STEPS_EXAMPLE
             if {"bash", "fs_write"} <= set(names):
                 example += "\n\n" + JSON_STEPS_BASH_EXAMPLE
-                example += "\n\n" + JSON_STEPS_SCRIPT_EXAMPLE
-            if "fs_move" in names and "fs_list" in names:
-                example += "\n\n" + JSON_STEPS_RENAME_EXAMPLE
             blocks.append(example)
     return _join(blocks)
 
