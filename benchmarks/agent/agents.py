@@ -20,9 +20,22 @@ DRIVERS = HERE / "drivers"
 DEFAULT_AGENTS = ("conch", "smolagents-toolcalling", "smolagents-code", "llm")
 # conch as it is by default (``auto``: JSON steps on a llama.cpp server), and with each way
 # of calling tools forced (``ai.tool_calls``), to measure which wins on this model.
-CONCH_VARIANTS = {"conch": "auto", "conch-native": "native", "conch-json": "json"}
+CONCH_VARIANTS = {
+    "conch": ("auto",),
+    "conch-native": ("native",),
+    "conch-json": ("json",),
+    "conch-core": ("auto", "core"),  # fewer tools (conch_driver.CORE_LEFT_OUT, no plan/datetime)
+    "conch-steps": ("auto", "steps"),  # one action of the instruction per turn
+}
 STAND_INS = ("oracle", "noop")  # no model: the harness's own checks
-ALL_AGENTS = (*DEFAULT_AGENTS, "conch-native", "conch-json", *STAND_INS)
+ALL_AGENTS = (
+    *DEFAULT_AGENTS,
+    "conch-native",
+    "conch-json",
+    "conch-core",
+    "conch-steps",
+    *STAND_INS,
+)
 _COMMON = (DRIVERS / "protocol.py",)
 _PEER_TOOLS = DRIVERS / "peer_tools.py"
 
@@ -87,7 +100,7 @@ def make_agent(name: str, peers: Path | None = None) -> Agent:
         driver = DRIVERS / "conch_driver.py"
         return Agent(
             name,
-            (sys.executable, str(driver), CONCH_VARIANTS[name]),
+            (sys.executable, str(driver), *CONCH_VARIANTS[name]),
             sources=(driver, *_COMMON, ROOT / "src" / "conch"),
             env={"CONCH_DAEMON": "0"},
             ro_binds=_binds(sys.prefix, ROOT, DRIVERS),

@@ -39,6 +39,11 @@ def make_session(job: dict[str, Any]) -> Any:
     options = GenerationOptions(temperature=job["temperature"], max_tokens=job["max_tokens"])
     limits = Limits(max_iterations=int(job["max_steps"]))
     tool_calls = sys.argv[1] if len(sys.argv) > 1 else "auto"  # ai.tool_calls
+    core = len(sys.argv) > 2 and sys.argv[2] == "core"
+    if core:  # fewer tools: no plan, datetime, fs_glob, fs_mkdir or fs_diff
+        tools = ToolOptions(
+            root=Path.cwd(), bash=True, mode=ExecutionMode.FULL, plan=False, datetime=False
+        )
     session = Session.remote(
         job["base_url"],
         job["model"],
@@ -47,7 +52,47 @@ def make_session(job: dict[str, Any]) -> Any:
         limits=limits,
         tool_calls=tool_calls,
     )
-    return session.with_default_tools(True)
+    if not core:
+        return session.with_default_tools(True)
+    from conch.agent.builtin import default_tools
+
+    session.with_default_tools(False)
+    for tool in default_tools(tools):
+        if tool.name not in CORE_LEFT_OUT:
+            session.add_tool(tool)
+    return session
+
+
+CORE_LEFT_OUT = {"fs_glob", "fs_mkdir", "fs_diff"}
+
+# Variant "steps": an instruction of several sentences that each ask for an action ("Write
+# a script x.py that .... Run it and save its output to y.txt.") is given one action per
+# turn, in order, in the same session. Sentences that do not start with an action verb
+# (context before the first action, conditions after one) stay with their action.
+ACTIONS = {
+    "run", "make", "save", "write", "create", "then", "rename", "move", "copy",
+    "delete", "add", "put", "print", "execute", "afterwards", "finally", "next",
+}  # fmt: skip
+
+
+def split_steps(text: str) -> list[str]:
+    import re
+
+    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z])", text.strip())
+    steps: list[str] = []
+    context = ""
+    for sentence in (s.strip() for s in sentences if s.strip()):
+        first = re.match(r"[A-Za-z]+", sentence)
+        action = first is not None and first.group(0).lower() in ACTIONS
+        if action and steps:
+            steps.append(sentence)
+        elif action:
+            steps.append((context + " " + sentence).strip())
+        elif steps:
+            steps[-1] += " " + sentence
+        else:
+            context = (context + " " + sentence).strip()
+    return steps or [text]
 
 
 def main() -> int:
@@ -84,8 +129,20 @@ def main() -> int:
 
     answer: str | None = None
     error: str | None = None
+    stepwise = len(sys.argv) > 2 and sys.argv[2] == "steps"
+    turns = split_steps(job["instruction"]) if stepwise else [job["instruction"]]
+    notes["turns"] = len(turns)
+    used = 0
     try:
-        answer = str(session.chat(job["instruction"], on_event=on_event))
+        for turn in turns:
+            if stepwise:  # every turn shares the one step budget of the run
+                from dataclasses import replace
+
+                session.limits = replace(
+                    session.limits, max_iterations=max(1, int(job["max_steps"]) - used)
+                )
+            answer = str(session.chat(turn, on_event=on_event))
+            used += int(counts["steps"] or 0)
     except Exception as exc:
         error = protocol.describe(exc)
     tokens = None
