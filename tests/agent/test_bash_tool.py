@@ -162,3 +162,35 @@ def test_modes_are_read_by_name(text: str, mode: ExecutionMode) -> None:
 def test_an_unknown_mode_is_an_error() -> None:
     with pytest.raises(ValueError, match="unknown execution mode 'yolo'"):
         parse_mode("yolo")
+
+
+def _bin_with_python3_only(tmp_path: Path) -> Path:
+    """A PATH directory holding python3 (this interpreter) and no python."""
+    import sys
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(sys.executable)
+    return bin_dir
+
+
+def test_a_missing_python_runs_as_the_installed_python3_and_says_so(
+    work: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(_bin_with_python3_only(tmp_path)))
+    (work / "hello.py").write_text("print('hi')\n", encoding="utf-8")
+    output = _shell(work, ExecutionMode.FULL).run("python hello.py > out.txt")
+    assert output == "[python is not installed here; ran it as python3]\n(no output)\n[exit code 0]"
+    assert (work / "out.txt").read_text(encoding="utf-8") == "hi\n"
+    audit = (work.parent / "state" / AUDIT_LOG).read_text(encoding="utf-8")
+    assert "python3 hello.py > out.txt" in audit
+
+
+def test_an_installed_python_runs_unchanged(
+    work: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = _bin_with_python3_only(tmp_path)
+    (bin_dir / "python").symlink_to(bin_dir / "python3")
+    monkeypatch.setenv("PATH", str(bin_dir))
+    (work / "hello.py").write_text("print('hi')\n", encoding="utf-8")
+    assert _shell(work, ExecutionMode.FULL).run("python hello.py") == "hi\n[exit code 0]"

@@ -13,6 +13,7 @@ file tool's delete), by the ``Shell``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from conch.errors import ConfirmationRequired, NoOneToAsk, PolicyRejection
 from conch.execute.audit import Refusal, audit_refusal
 from conch.execute.checked import Answer, Approve, Choice, run_checked
 from conch.execute.run import ExecResult
+from conch.execute.stages import installed_twin
 from conch.policy import Decision, ExecutionMode, PolicyContext, Verdict, assess
 from conch.policy.confirm import Confirmation, ConfirmOptions
 from conch.tools import Tool, make_tool
@@ -88,6 +90,7 @@ class Shell:
         key = _normal(command)
         if not key:
             raise ValueError("the command is empty")
+        command, note = _with_installed_twin(command)
         if key in self.refused:
             self._refused(command, "declined", audit=True)
             raise CommandRefused(
@@ -126,7 +129,8 @@ class Shell:
             raise CommandRefused(
                 "the user refused to run it; nothing ran. Do not propose this command again."
             ) from None
-        return format_result(ran.command, ran.result)
+        result = format_result(ran.command, ran.result)
+        return f"{note}\n{result}" if note else result
 
     def permit(self, command: str) -> None:
         """Decide ``command`` as ``run`` would, without running it: the policy, the mode and,
@@ -193,6 +197,22 @@ def bash_tool(shell: Shell) -> Tool:
     return make_tool(
         bash, name="bash", description=BASH_DESCRIPTION, trigger=BASH_TRIGGER, system=addendum
     )
+
+
+_FIRST_PROGRAM = re.compile(r"\s*([A-Za-z0-9_.-]+)(?=\s|$)")
+
+
+def _with_installed_twin(command: str) -> tuple[str, str]:
+    """``command`` with its first program replaced by the installed twin when that program
+    is missing (``python`` -> ``python3`` on Debian), and a note saying so; the command
+    checked, confirmed, audited and run is the replaced one."""
+    found = _FIRST_PROGRAM.match(command)
+    twin = installed_twin(found.group(1)) if found else None
+    if found is None or twin is None:
+        return command, ""
+    name = found.group(1)
+    replaced = command[: found.start(1)] + twin + command[found.end(1) :]
+    return replaced, f"[{name} is not installed here; ran it as {twin}]"
 
 
 def format_result(command: str, result: ExecResult) -> str:

@@ -225,10 +225,19 @@ def _say(fd: int, message: str) -> None:
 _TWINS = {"python": "python3", "pip": "pip3"}
 
 
-def not_found(name: str, env: Mapping[str, str] | None = None) -> str:
-    """The error for a program that is not there, naming its twin when that one is."""
+def installed_twin(name: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The versioned twin to run instead of ``name`` (``python3`` for ``python``) when
+    ``name`` is not on the PATH and the twin is; None otherwise."""
     twin = _TWINS.get(name)
     path = (env if env is not None else os.environ).get("PATH")
-    if twin is not None and shutil.which(twin, path=path):
+    if twin is None or shutil.which(name, path=path) or not shutil.which(twin, path=path):
+        return None
+    return twin
+
+
+def not_found(name: str, env: Mapping[str, str] | None = None) -> str:
+    """The error for a program that is not there, naming its twin when that one is."""
+    twin = installed_twin(name, env)
+    if twin is not None:
         return f"command not found: {name} ({twin} is installed: use {twin})"
     return f"command not found: {name}"
