@@ -52,9 +52,10 @@ from conch.agent.conversation import (
     estimate_tokens,
     tokenizer_counter,
 )
-from conch.agent.events import AgentEvent
+from conch.agent.events import AgentEvent, IterationLimit, TurnFinished
 from conch.agent.lookup import lookup_tool
 from conch.agent.loop import Agent, Limits
+from conch.agent.steps import split_steps
 from conch.agent.system import (
     DEFAULT_BASE,
     PreambleOptions,
@@ -99,7 +100,10 @@ class Session:
     detection. ``context_tokens``: the model's context window; the conversation is pruned
     at 80% of it less the reply's ``max_tokens``, keeping the last ``keep_turns`` turns.
     ``count_tokens``: the tokenizer (default: the provider's ``count_tokens`` where it has one,
-    an estimate of four characters a token wherever that cannot say).
+    an estimate of four characters a token wherever that cannot say). ``stepwise``: a
+    message that asks for several actions in turn ("Write x.py .... Run it and save its
+    output to y.txt.") is given one action per turn, all within one turn's iteration limit
+    (``conch.agent.steps``); by default on where the model writes JSON steps (small models).
     """
 
     def __init__(
@@ -113,12 +117,14 @@ class Session:
         context_tokens: int = 4096,
         keep_turns: int = 5,
         count_tokens: TokenCounter | None = None,
+        stepwise: bool | None = None,
     ) -> None:
         self.provider = provider
         self.tool_options = tools or ToolOptions()
         self.json_steps = tool_calls == "json" or (
             tool_calls == "auto" and not native_tool_calls(provider)
         )
+        self.stepwise = self.json_steps if stepwise is None else stepwise
         self.options = options or GenerationOptions(max_tokens=1024)
         self.limits = limits or Limits()
         self.context_tokens = context_tokens
@@ -298,7 +304,7 @@ class Session:
         the generator returns the visible reply. Leaving the stream early ends the turn
         cleanly."""
         self._close_running()
-        events = self._turn(text)
+        events = self._turns(text)
         self._running = events
         return events
 
@@ -379,7 +385,36 @@ class Session:
 
     # -- inside ------------------------------------------------------------------------------
 
-    def _turn(self, text: str | None) -> Generator[AgentEvent, None, str]:
+    def _turns(self, text: str) -> Generator[AgentEvent, None, str]:
+        """``text`` as one turn, or, when stepwise and it asks for several actions, one turn
+        per action, sharing one turn's iteration limit; returns the last reply."""
+        steps = split_steps(text) if self.stepwise else [text]
+        if len(steps) == 1:
+            return (yield from self._turn(text))
+        reply = ""
+        used = 0
+        for step in steps:
+            left = max(1, self.limits.max_iterations - used)
+            turn = self._turn(step, replace(self.limits, max_iterations=left))
+            try:
+                while True:
+                    try:
+                        event = next(turn)
+                    except StopIteration as stop:
+                        reply = stop.value
+                        break
+                    if isinstance(event, TurnFinished):
+                        used += event.iterations
+                    yield event
+            except IterationLimit:  # the limit the caller set, which the steps shared
+                raise IterationLimit(self.limits.max_iterations) from None
+            finally:
+                turn.close()  # left early (Ctrl+C, a closed stream): end the turn cleanly
+        return reply
+
+    def _turn(
+        self, text: str | None, limits: Limits | None = None
+    ) -> Generator[AgentEvent, None, str]:
         self.init()
         if self._mcp is not None and self._mcp.generation != self._mcp_seen:
             self._mcp_seen = self._mcp.generation
@@ -392,7 +427,7 @@ class Session:
             ToolRegistry(self._tools),
             self.options,
             json_steps=self.json_steps,
-            limits=self.limits,
+            limits=limits or self.limits,
             budget=max(budget, 1),
             root=self.tool_options.root,
         )

@@ -1,0 +1,68 @@
+"""An instruction of several actions, given to a small model one action per turn.
+
+"Write a script count.py that prints the number of words in essay.txt. Run it and save its
+output to result.txt." is two jobs. A small model handed both at once tends to do the last
+one first, and to write the output file itself with what it guesses the script would print.
+Handed one at a time, in the same conversation, it writes the script, then runs it.
+
+The split is by sentence. A sentence that starts with an action verb ("Write", "Run",
+"Make", "Save", "Then", ...) starts a new step; other sentences stay with their step: what
+comes before the first action is context for it ("numbers.txt holds one number per line.
+Write their sum to total.txt." is one step), and what follows an action is a condition on it
+("Change the port to 9090. Leave everything else as it is." is one step). An instruction
+with one action, a question, or text that does not split cleanly is one step.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Verbs that start a new job when they open a sentence (imperative mood). Verbs that
+# usually state a condition on the job before ("Keep", "Leave", "Sort", "Use") are not here.
+ACTIONS = frozenset(
+    {
+        "add",
+        "afterwards",
+        "copy",
+        "create",
+        "delete",
+        "execute",
+        "finally",
+        "make",
+        "move",
+        "next",
+        "print",
+        "put",
+        "rename",
+        "run",
+        "save",
+        "then",
+        "write",
+    }
+)
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+_FIRST_WORD = re.compile(r"[A-Za-z]+")
+
+
+def split_steps(text: str) -> list[str]:
+    """``text`` as the steps to give one per turn, in order; the whole text as one step
+    when it asks for one action. Joined with spaces, the steps are the text's sentences."""
+    steps: list[str] = []
+    context = ""
+    for sentence in (s.strip() for s in _SENTENCE_END.split(text.strip())):
+        if not sentence:
+            continue
+        first = _FIRST_WORD.match(sentence)
+        action = first is not None and first.group(0).lower() in ACTIONS
+        if action and steps:
+            steps.append(sentence)
+        elif action:
+            steps.append(f"{context} {sentence}".strip())
+        elif steps:
+            steps[-1] = f"{steps[-1]} {sentence}"
+        else:
+            context = f"{context} {sentence}".strip()
+    if len(steps) < 2:
+        return [text]
+    return steps
