@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from agentutil import Approver, EventLog, call, scripted_session
 
-from conch.agent.bash import CommandRefused, Shell, bash_tool, format_result
+from conch.agent.bash import CommandRefused, Shell, bash_tool, format_result, written_files
 from conch.agent.modes import describe, parse_mode
 from conch.execute import AUDIT_LOG, Answer, ExecResult
 from conch.policy import ExecutionMode
@@ -180,7 +180,10 @@ def test_a_missing_python_runs_as_the_installed_python3_and_says_so(
     monkeypatch.setenv("PATH", str(_bin_with_python3_only(tmp_path)))
     (work / "hello.py").write_text("print('hi')\n", encoding="utf-8")
     output = _shell(work, ExecutionMode.FULL).run("python hello.py > out.txt")
-    assert output == "[python is not installed here; ran it as python3]\n(no output)\n[exit code 0]"
+    assert output == (
+        "(no output)\n[exit code 0]\n[python is not installed here; ran it as python3]\n"
+        "out.txt now holds (1 line):\nhi"
+    )
     assert (work / "out.txt").read_text(encoding="utf-8") == "hi\n"
     audit = (work.parent / "state" / AUDIT_LOG).read_text(encoding="utf-8")
     assert "python3 hello.py > out.txt" in audit
@@ -194,3 +197,25 @@ def test_an_installed_python_runs_unchanged(
     monkeypatch.setenv("PATH", str(bin_dir))
     (work / "hello.py").write_text("print('hi')\n", encoding="utf-8")
     assert _shell(work, ExecutionMode.FULL).run("python hello.py") == "hi\n[exit code 0]"
+
+
+def test_what_a_command_wrote_to_a_file_is_shown(work: Path) -> None:
+    shell = _shell(work, ExecutionMode.FULL)
+    assert shell.run("wc -l notes.txt > count.txt") == (
+        "(no output)\n[exit code 0]\ncount.txt now holds (1 line):\n2 notes.txt"
+    )
+    assert shell.run("seq 1 30 >> count.txt") == (
+        "(no output)\n[exit code 0]\ncount.txt now holds (31 lines):\n2 notes.txt\n"
+        + "\n".join(str(n) for n in range(1, 20))
+        + "\n[...]"
+    )
+    assert (
+        shell.run("head -c 0 notes.txt > empty.txt")
+        == "(no output)\n[exit code 0]\nempty.txt is empty"
+    )
+    # a file outside the working directory is not shown, nor a command's own output
+    (work.parent / "outside.txt").write_text("secret\n", encoding="utf-8")
+    assert written_files("cat notes.txt > ../outside.txt", work) == ""
+    assert written_files("cat notes.txt > /dev/null", work) == ""
+    assert written_files("cat 'notes.txt", work) == ""  # not a command line at all
+    assert written_files("echo '>' notes.txt", work) == ""

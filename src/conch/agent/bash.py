@@ -26,6 +26,7 @@ from conch.execute.run import ExecResult
 from conch.execute.stages import installed_twin
 from conch.policy import Decision, ExecutionMode, PolicyContext, Verdict, assess
 from conch.policy.confirm import Confirmation, ConfirmOptions
+from conch.policy.plan import plan
 from conch.tools import Tool, make_tool
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -130,7 +131,7 @@ class Shell:
                 "the user refused to run it; nothing ran. Do not propose this command again."
             ) from None
         result = format_result(ran.command, ran.result)
-        return f"{note}\n{result}" if note else result
+        return "\n".join(p for p in (result, note, written_files(ran.command, self.cwd)) if p)
 
     def permit(self, command: str) -> None:
         """Decide ``command`` as ``run`` would, without running it: the policy, the mode and,
@@ -234,6 +235,50 @@ def format_result(command: str, result: ExecResult) -> str:
         parts.append("(no output)")
     parts.append(f"[exit code {result.exit_code}]")
     return "\n".join(parts)
+
+
+_SHOW_LINES = 20
+_SHOW_CHARS = 2000
+
+
+def written_files(command: str, cwd: Path) -> str:
+    """What the files ``command`` redirected its output to hold now, for the model to read:
+    a command whose output went to a file shows "(no output)", and small models then wrote
+    that text over the file. Files outside ``cwd`` (``/dev/null``) are not shown."""
+    try:
+        steps = plan(command).steps
+    except PolicyRejection:  # not a command line conch runs itself (the user's shell)
+        return ""
+    targets = [
+        r.target
+        for step in steps
+        for stage in step.stages
+        for r in stage.redirects
+        if r.writes and r.target
+    ]
+    base = cwd.resolve()
+    shown: list[str] = []
+    for target in targets:
+        path = (cwd / target).resolve()
+        if not path.is_relative_to(base) or not path.is_file() or target in shown:
+            continue
+        shown.append(target)
+    blocks: list[str] = []
+    for target in shown:
+        try:
+            data = (cwd / target).read_bytes()
+        except OSError:
+            continue
+        text = data.decode("utf-8", errors="replace")
+        lines = text.splitlines()
+        if not lines:
+            blocks.append(f"{target} is empty")
+            continue
+        body = "\n".join(lines[:_SHOW_LINES])[:_SHOW_CHARS]
+        more = "\n[...]" if len(lines) > _SHOW_LINES or len(body) < len(text.rstrip("\n")) else ""
+        count = "1 line" if len(lines) == 1 else f"{len(lines)} lines"
+        blocks.append(f"{target} now holds ({count}):\n{body}{more}")
+    return "\n".join(blocks)
 
 
 def _normal(command: str) -> str:
