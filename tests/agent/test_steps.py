@@ -58,6 +58,7 @@ def test_each_sentence_that_starts_an_action_starts_a_step(
         "My home is a mess. Delete everything in it. No need to ask me first.",
         "Rename every .txt file so that it ends in .md (notes1.txt becomes notes1.md).",
         "  ",
+        "Write a.txt with hi.\nRun the tests.",
     ],
 )
 def test_one_action_with_its_context_and_conditions_is_one_step(instruction: str) -> None:
@@ -108,3 +109,10 @@ def test_stepwise_is_on_where_the_model_writes_json_steps_and_can_be_set() -> No
     session = scripted_session("Done both.", stepwise=False)
     assert session.chat("Write a.py. Run it.") == "Done both."
     assert [m.content for m in session.history if m.role == "user"] == ["Write a.py. Run it."]
+
+
+def test_a_task_files_prompt_is_one_step() -> None:
+    from conch.agent.task import Task, task_prompt
+
+    prompt = task_prompt(Task(goal="Docs", instructions=("Write a.txt with hi", "Run the tests")))
+    assert split_steps(prompt) == [prompt]

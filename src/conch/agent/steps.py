@@ -10,7 +10,8 @@ The split is by sentence. A sentence that starts with an action verb ("Write", "
 comes before the first action is context for it ("numbers.txt holds one number per line.
 Write their sum to total.txt." is one step), and what follows an action is a condition on it
 ("Change the port to 9090. Leave everything else as it is." is one step). An instruction
-with one action, a question, or text that does not split cleanly is one step.
+with one action, a question, or text of more than one line (a task file's prompt, whose
+instructions guide the agent as a whole) is one step.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ _FIRST_WORD = re.compile(r"[A-Za-z]+")
 def split_steps(text: str) -> list[str]:
     """``text`` as the steps to give one per turn, in order; the whole text as one step
     when it asks for one action. Joined with spaces, the steps are the text's sentences."""
+    if "\n" in text.strip():  # a message of several lines (a task file's prompt) stays whole
+        return [text]
     steps: list[str] = []
     context = ""
     for sentence in (s.strip() for s in _SENTENCE_END.split(text.strip())):
