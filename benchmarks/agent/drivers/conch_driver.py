@@ -39,7 +39,8 @@ def make_session(job: dict[str, Any]) -> Any:
     options = GenerationOptions(temperature=job["temperature"], max_tokens=job["max_tokens"])
     limits = Limits(max_iterations=int(job["max_steps"]))
     tool_calls = sys.argv[1] if len(sys.argv) > 1 else "auto"  # ai.tool_calls
-    core = len(sys.argv) > 2 and sys.argv[2] == "core"
+    variant = sys.argv[2] if len(sys.argv) > 2 else ""  # "core" or "steps"
+    core = variant == "core"
     if core:  # fewer tools: no plan, datetime, fs_glob, fs_mkdir or fs_diff
         tools = ToolOptions(
             root=Path.cwd(), bash=True, mode=ExecutionMode.FULL, plan=False, datetime=False
@@ -51,6 +52,7 @@ def make_session(job: dict[str, Any]) -> Any:
         options=options,
         limits=limits,
         tool_calls=tool_calls,
+        stepwise=True if variant == "steps" else None,  # None: conch's default
     )
     if not core:
         return session.with_default_tools(True)
@@ -64,35 +66,6 @@ def make_session(job: dict[str, Any]) -> Any:
 
 
 CORE_LEFT_OUT = {"fs_glob", "fs_mkdir", "fs_diff"}
-
-# Variant "steps": an instruction of several sentences that each ask for an action ("Write
-# a script x.py that .... Run it and save its output to y.txt.") is given one action per
-# turn, in order, in the same session. Sentences that do not start with an action verb
-# (context before the first action, conditions after one) stay with their action.
-ACTIONS = {
-    "run", "make", "save", "write", "create", "then", "rename", "move", "copy",
-    "delete", "add", "put", "print", "execute", "afterwards", "finally", "next",
-}  # fmt: skip
-
-
-def split_steps(text: str) -> list[str]:
-    import re
-
-    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z])", text.strip())
-    steps: list[str] = []
-    context = ""
-    for sentence in (s.strip() for s in sentences if s.strip()):
-        first = re.match(r"[A-Za-z]+", sentence)
-        action = first is not None and first.group(0).lower() in ACTIONS
-        if action and steps:
-            steps.append(sentence)
-        elif action:
-            steps.append((context + " " + sentence).strip())
-        elif steps:
-            steps[-1] += " " + sentence
-        else:
-            context = (context + " " + sentence).strip()
-    return steps or [text]
 
 
 def main() -> int:
@@ -129,20 +102,8 @@ def main() -> int:
 
     answer: str | None = None
     error: str | None = None
-    stepwise = len(sys.argv) > 2 and sys.argv[2] == "steps"
-    turns = split_steps(job["instruction"]) if stepwise else [job["instruction"]]
-    notes["turns"] = len(turns)
-    used = 0
     try:
-        for turn in turns:
-            if stepwise:  # every turn shares the one step budget of the run
-                from dataclasses import replace
-
-                session.limits = replace(
-                    session.limits, max_iterations=max(1, int(job["max_steps"]) - used)
-                )
-            answer = str(session.chat(turn, on_event=on_event))
-            used += int(counts["steps"] or 0)
+        answer = str(session.chat(job["instruction"], on_event=on_event))
     except Exception as exc:
         error = protocol.describe(exc)
     tokens = None
