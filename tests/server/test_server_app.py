@@ -306,3 +306,18 @@ def test_the_models_are_the_configured_one_then_the_models_section() -> None:
     assert table.provider("small").name == "scripted"  # opened at its first use
     table.close()
     assert ModelTable.from_settings(Settings()).names == ["qwen2.5-coder-1.5b-instruct-q4_k_m"]
+
+
+def test_a_message_of_several_actions_is_one_turn_even_for_a_small_model(
+    client_for: Client,
+) -> None:
+    # a provider named "local" writes JSON steps, where sessions elsewhere split such a message
+    provider = ScriptedProvider.of('{"answer": "Both done."}')
+    provider.name = "local"
+    client = client_for(provider)
+    response = client.post(
+        "/v1/chat/completions", json=user("Write a haiku about the sea. Then print it twice.")
+    )
+    assert response.status_code == 200, response.text
+    assert response.json()["choices"][0]["message"]["content"] == "Both done."
+    assert len(provider.sent) == 1

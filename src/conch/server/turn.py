@@ -102,6 +102,9 @@ def open_session(
         options=options,
         limits=Limits(max_iterations=config.max_iterations),
         context_tokens=models.context_tokens(name),
+        # One request, one reply: a message is never split into turns here (a client's own
+        # tool call would end the request between them).
+        stepwise=False,
     )
     own = {tool.name: tool for tool in session.tools}
     for spec in request.client_tools:
