@@ -257,16 +257,13 @@ def written_files(command: str, cwd: Path) -> str:
         if r.writes and r.target
     ]
     base = cwd.resolve()
-    shown: list[str] = []
-    for target in targets:
-        path = (cwd / target).resolve()
-        if not path.is_relative_to(base) or not path.is_file() or target in shown:
-            continue
-        shown.append(target)
     blocks: list[str] = []
-    for target in shown:
+    for target in dict.fromkeys(targets):  # each file once, in the order written
+        path = (cwd / target).resolve()
+        if not path.is_relative_to(base) or not path.is_file():
+            continue
         try:
-            data = (cwd / target).read_bytes()
+            data = path.read_bytes()
         except OSError:
             continue
         text = data.decode("utf-8", errors="replace")
