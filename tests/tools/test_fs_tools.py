@@ -179,6 +179,15 @@ def test_edit_of_missing_text_is_an_error_that_says_what_to_do(call: Call, sandb
     assert "read the file" in result.content
 
 
+def test_edit_of_missing_text_shows_the_closest_line(call: Call, sandbox: Path) -> None:
+    write(sandbox / "settings.json", '{\n  "name": "shop",\n  "debug": true\n}\n')
+    result = call("fs_edit", path="settings.json", old_text="debug = true", new_text="x")
+    assert result.is_error
+    assert "'settings.json' (the closest is line 3: '\"debug\": true'); read" in result.content
+    far = call("fs_edit", path="settings.json", old_text="completely different", new_text="x")
+    assert "closest" not in far.content
+
+
 def test_edit_of_ambiguous_text_names_the_lines_unless_replace_all(
     call: Call, sandbox: Path
 ) -> None:
@@ -464,3 +473,137 @@ def test_writing_through_a_symlinked_parent_outside_is_refused(
     result = call("fs_write", path="out/new.txt", content="x")
     assert result.is_error and "outside the sandbox" in result.content
     assert list((tmp_path / "outside").iterdir()) == []
+
+
+# -- patterns where one file was expected --------------------------------------------------
+
+
+def test_move_with_a_pattern_renames_each_match_by_its_star(call: Call, sandbox: Path) -> None:
+    for name in ["IMG_1.jpg", "IMG_10.jpg", "cover.png"]:
+        write(sandbox / "photos" / name, name)
+    result = call("fs_move", path="photos/IMG_*.jpg", destination="photos/holiday_*.jpg")
+    assert not result.is_error, result.content
+    assert result.content == (
+        "moved 2 entries matching 'photos/IMG_*.jpg':\n"
+        "'photos/IMG_1.jpg' to 'photos/holiday_1.jpg'\n"
+        "'photos/IMG_10.jpg' to 'photos/holiday_10.jpg'"
+    )
+    assert sorted(p.name for p in (sandbox / "photos").iterdir()) == [
+        "cover.png",
+        "holiday_1.jpg",
+        "holiday_10.jpg",
+    ]
+    assert (sandbox / "photos" / "holiday_10.jpg").read_text() == "IMG_10.jpg"
+
+
+def test_move_with_a_pattern_into_a_directory_creates_it(call: Call, sandbox: Path) -> None:
+    for name in ["main.py", "util.py", "notes.txt"]:
+        write(sandbox / name, name)
+    result = call("fs_move", path="*.py", destination="src")
+    assert result.content.splitlines()[1:] == [
+        "'main.py' to 'src/main.py'",
+        "'util.py' to 'src/util.py'",
+    ]
+    assert sorted(p.name for p in sandbox.iterdir()) == ["notes.txt", "src"]
+    # a directory the pattern matches is not moved into itself
+    write(sandbox / "a.txt", "a")
+    mixed = call("fs_move", path="*", destination="src")
+    assert not mixed.is_error, mixed.content
+    assert sorted(p.name for p in sandbox.iterdir()) == ["src"]
+
+
+def test_move_with_a_pattern_moves_nothing_when_one_target_exists(
+    call: Call, sandbox: Path
+) -> None:
+    write(sandbox / "a.txt", "a")
+    write(sandbox / "b.txt", "b")
+    write(sandbox / "b.md", "kept")
+    clash = call("fs_move", path="*.txt", destination="*.md")
+    assert clash.is_error
+    assert "'b.md' already exists; nothing was moved" in clash.content
+    assert sorted(p.name for p in sandbox.iterdir()) == ["a.txt", "b.md", "b.txt"]
+    onto_a_file = call("fs_move", path="*.txt", destination="b.md")
+    assert onto_a_file.is_error and "'b.md' is a file" in onto_a_file.content
+    mismatched = call("fs_move", path="*.txt", destination="*-*.md")
+    assert mismatched.is_error and "as many times" in mismatched.content
+    nothing = call("fs_move", path="*.csv", destination="out")
+    assert nothing.is_error and "nothing matches '*.csv'" in nothing.content
+    escape = call("fs_move", path="*.txt", destination="../out")
+    assert escape.is_error and "outside the sandbox" in escape.content
+    assert sorted(p.name for p in sandbox.iterdir()) == ["a.txt", "b.md", "b.txt"]
+
+
+def test_a_file_named_like_a_pattern_is_moved_as_itself(call: Call, sandbox: Path) -> None:
+    write(sandbox / "odd*.txt", "x")
+    write(sandbox / "other.txt", "y")
+    assert call("fs_move", path="odd*.txt", destination="plain.txt").content == (
+        "moved 'odd*.txt' to 'plain.txt'"
+    )
+
+
+def test_editing_a_pattern_names_the_files_it_matches(call: Call, sandbox: Path) -> None:
+    write(sandbox / "notes1.txt", "one")
+    write(sandbox / "todo.txt", "two")
+    result = call("fs_edit", path="*.txt", old_text="", new_text=".md")
+    assert result.is_error
+    assert "'*.txt' is a pattern, not a file; it matches 'notes1.txt', 'todo.txt'" in (
+        result.content
+    )
+    assert "fs_move takes a pattern" in result.content
+    read = call("fs_read", path="*.txt")
+    assert read.is_error and "fs_read takes one file at a time" in read.content
+
+
+def test_writing_a_file_named_like_a_pattern_is_refused(call: Call, sandbox: Path) -> None:
+    write(sandbox / "notes1.txt", "one")
+    result = call("fs_write", path="*.txt", content="notes1.md\n")
+    assert result.is_error
+    assert "'*.txt' looks like a pattern, not a file name; it matches 'notes1.txt'" in (
+        result.content
+    )
+    assert sorted(p.name for p in sandbox.iterdir()) == ["notes1.txt"]
+
+
+def test_editing_names_in_a_directory_offers_the_moves(call: Call, sandbox: Path) -> None:
+    write(sandbox / "docs" / "my notes.txt", "a")
+    write(sandbox / "docs" / "plain.txt", "b")
+    result = call("fs_edit", path="docs", old_text=" ", new_text="_")
+    assert result.is_error
+    assert result.content.endswith(
+        'call fs_move for each: {"path": "docs/my notes.txt", "destination": "docs/my_notes.txt"}'
+    )
+
+
+def test_a_json_file_given_other_text_is_written_with_a_warning(call: Call, sandbox: Path) -> None:
+    bad = call("fs_write", path="config.json", content="HOST=example.org\n")
+    assert not bad.is_error
+    assert bad.content.startswith(
+        "created 'config.json' (17 bytes, 1 lines); warning: this is not valid JSON ("
+    )
+    assert (sandbox / "config.json").read_text() == "HOST=example.org\n"
+    good = call("fs_write", path="config.json", content='{"HOST": "example.org"}\n')
+    assert good.content == "replaced 'config.json' (24 bytes, 1 lines)"
+
+
+def test_grep_that_finds_no_text_names_files_whose_names_match(call: Call, sandbox: Path) -> None:
+    write(sandbox / "a.txt", "alpha")
+    write(sandbox / "sub" / "b.txt", "beta")
+    write(sandbox / "c.md", "gamma")
+    result = call("fs_grep", pattern=r"\.txt$")
+    assert result.content.endswith("[file names that match it: 'a.txt', 'sub/b.txt']")
+
+
+def test_grep_names_matching_files_beside_text_matches_when_it_tells_them_apart(
+    call: Call, sandbox: Path
+) -> None:
+    write(sandbox / "notes.txt", "see app.log")
+    write(sandbox / "app.log", "started")
+    write(sandbox / "old" / "db.log", "stopped")
+    result = call("fs_grep", pattern=r"\.log$")
+    assert result.content.splitlines() == [
+        "notes.txt:1:see app.log",
+        "[1 matches in 1 files]",
+        "[file names that match it too: 'app.log', 'old/db.log']",
+    ]
+    every = call("fs_grep", pattern=".")
+    assert "file names" not in every.content

@@ -19,6 +19,7 @@ COUNT_LINES_MAX_FILE = 8 * MIB  # the total line count is reported for files up 
 WRITE_MAX_BYTES = 8 * MIB
 LIST_MAX_ENTRIES = 500
 GLOB_MAX_MATCHES = 500
+MOVE_MAX_ENTRIES = 200  # entries one fs_move with a pattern may move
 GREP_MAX_MATCHES_DEFAULT = 100
 GREP_MAX_MATCHES = 500
 GREP_MAX_FILE_BYTES = 8 * MIB

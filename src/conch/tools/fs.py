@@ -144,7 +144,8 @@ def split_tools(files: Files) -> list[Tool]:
 
     def fs_move(path: str, destination: str) -> str:
         """Rename or move a file or directory. When destination is an existing directory, the
-        file goes into it. An existing file is never replaced.
+        file goes into it. An existing file is never replaced. path may be a pattern: "*.txt"
+        to "*.md" renames each match, "*.py" to "src" moves each into src.
 
         Example: {"path": "draft.txt", "destination": "final.txt"}
         """
@@ -172,7 +173,7 @@ def split_tools(files: Files) -> list[Tool]:
         (fs_grep, "Search inside files for a regular expression."),
         (fs_mkdir, "Create a directory."),
         (fs_delete, "Delete a file, or a directory with recursive=true."),
-        (fs_move, "Rename or move a file or directory; its content stays."),
+        (fs_move, "Rename or move files or directories, one or by a pattern like *.txt."),
         (fs_diff, "Compare two files, or a file with proposed new text."),
     ]
     return [make_tool(function, trigger=trigger) for function, trigger in triggers]

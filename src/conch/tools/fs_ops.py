@@ -7,6 +7,7 @@ what went wrong. Every write goes to a temp file first and is renamed into place
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -16,7 +17,7 @@ from pathlib import Path
 
 from conch.storage.files import atomic_write_text
 from conch.tools import caps
-from conch.tools.globs import compile_glob, walk
+from conch.tools.globs import compile_glob, has_magic, star_rename, walk
 from conch.tools.paths import Confined, PathOutsideSandbox
 from conch.tools.reading import numbered_lines, numbered_span
 
@@ -24,6 +25,7 @@ _SKIP_DIRS = frozenset({".git", ".hg", ".svn"})
 _WALK_MAX = 50_000  # entries looked at by one list, glob or grep
 _NEW_FILE_MODE = 0o644
 _SNIFF = 8192
+_SHOW_MATCHES = 20  # names listed when a pattern is given where a file was expected
 
 
 class Files:
@@ -75,10 +77,41 @@ class Files:
                 f"{self.prefix}{action}: '{path}' is a directory (use fs_list to see it){rename}"
             )
         if not target.exists():
+            if has_magic(path) and (found := self.matching(action, path)):
+                raise ValueError(
+                    f"{self.prefix}{action}: '{path}' is a pattern, not a file; it matches "
+                    f"{self._names(found)}. fs_{action} takes one file at a time: call it "
+                    "for each (fs_move takes a pattern, to rename or move them all)"
+                )
             raise self._missing(action, path)
         if not target.is_file():
             raise ValueError(f"{self.prefix}{action}: '{path}' is not a regular file")
         return target
+
+    def matching(self, action: str, pattern: str) -> list[Path]:
+        """The entries under the root whose path matches the glob ``pattern`` (relative to
+        the root), sorted; the directories before the first pattern character are where the
+        search starts."""
+        parts = Path(pattern).parts
+        fixed = 0
+        while fixed < len(parts) - 1 and not has_magic(parts[fixed]):
+            fixed += 1
+        base = self.resolve(action, "/".join(parts[:fixed]) or ".")
+        if not base.is_dir():
+            return []
+        matcher = compile_glob("/".join(parts[fixed:]))
+        found: list[Path] = []
+        for seen, (entry, _is_dir) in enumerate(walk(base, _SKIP_DIRS)):
+            if seen >= _WALK_MAX:
+                break
+            if matcher.match(entry.relative_to(base).as_posix()):
+                found.append(entry)
+        return sorted(found)
+
+    def _names(self, entries: list[Path]) -> str:
+        names = ", ".join(f"'{self.shown(e)}'" for e in entries[:_SHOW_MATCHES])
+        more = len(entries) - _SHOW_MATCHES
+        return names + (f" and {more} more" if more > 0 else "")
 
     def read_text(self, action: str, target: Path) -> str:
         """The whole of a text file, newlines as they are on disk."""
@@ -161,10 +194,18 @@ class Files:
         if target.is_dir():
             raise IsADirectoryError(f"{self.prefix}write: '{path}' is a directory")
         existed = target.exists()
+        if not existed and ("*" in target.name or "?" in target.name):
+            found = self.matching("write", path)
+            matches = f"; it matches {self._names(found)}" if found else ""
+            raise ValueError(
+                f"{self.prefix}write: '{path}' looks like a pattern, not a file name{matches}. "
+                "Write each file under its own name"
+            )
         self.write_text("write", target, content)
         lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
         verb = "replaced" if existed else "created"
-        return f"{verb} '{self.shown(target)}' ({size} bytes, {lines} lines)"
+        done = f"{verb} '{self.shown(target)}' ({size} bytes, {lines} lines)"
+        return done + _json_warning(target, content)
 
     def locate(self, action: str, shown: str, text: str, old: str, replace_all: bool) -> list[int]:
         """Where ``old`` starts in ``text``: one place, or every place with ``replace_all``."""
@@ -175,6 +216,8 @@ class Files:
             hint = ""
             if old.strip() and old.strip() in text:
                 hint = " (it is there with different whitespace at its ends)"
+            elif closest := _closest_line(text, old):
+                hint = f" (the closest is line {closest[0]}: {closest[1]!r})"
             raise ValueError(
                 f"{self.prefix}{action}: the text to replace was not found in '{shown}'{hint}; "
                 "read the file and copy the lines exactly"
@@ -192,6 +235,12 @@ class Files:
         """Replace the exact text ``old`` with ``new``."""
         if old == new:
             raise ValueError(f"{self.prefix}edit: old and new are the same; nothing to change")
+        folder = self.resolve("edit", path)
+        if folder.is_dir() and old and (moves := self._renames_in(folder, old, new)):
+            raise IsADirectoryError(
+                f"{self.prefix}edit: '{path}' is a directory; fs_edit changes the text inside "
+                "one file. To rename what is in it, call fs_move for each: " + "; ".join(moves)
+            )
         target = self.existing_file("edit", path)
         shown = self.shown(target)
         text = self.read_text("edit", target)
@@ -202,6 +251,17 @@ class Files:
         more = ", ..." if len(starts) > 10 else ""
         times = "1 place" if len(starts) == 1 else f"{len(starts)} places"
         return f"edited '{shown}': replaced {times} (line {lines}{more})"
+
+    def _renames_in(self, folder: Path, old: str, new: str) -> list[str]:
+        """fs_move calls, as JSON, that replace ``old`` with ``new`` in the names of the
+        entries of ``folder`` (at most ``_SHOW_MATCHES``)."""
+        calls: list[str] = []
+        for entry in sorted(folder.iterdir()):
+            if old in entry.name and len(calls) < _SHOW_MATCHES:
+                renamed = entry.with_name(entry.name.replace(old, new))
+                arguments = {"path": self.shown(entry), "destination": self.shown(renamed)}
+                calls.append(json.dumps(arguments))
+        return calls
 
     # -- list, glob, grep ------------------------------------------------------------------
 
@@ -297,6 +357,8 @@ class Files:
                 f"[no file name there matches the glob {glob!r}, so every file was searched]"
             )
         notes = [ignored_glob] if ignored_glob else []
+        # Small models grep for a name ("\.py$"): say which file names match, too.
+        named = [] if base.is_file() else [f for f in files if regex.search(f.name)]
         out: list[str] = []
         hit_files = 0
         for file in files:
@@ -313,6 +375,8 @@ class Files:
             where = self.shown(base)
             if base.is_file():  # the word may be written otherwise: the file itself says
                 return f"no matches for {pattern!r} in '{where}'; read it to see its text"
+            if named:
+                notes.append(f"[file names that match it: {self._names(named)}]")
             return "\n".join(
                 [
                     f"no matches for {pattern!r} in '{where}' (fs_grep searches the text "
@@ -320,6 +384,8 @@ class Files:
                     *notes,
                 ]
             )
+        if named and len(named) < len(files):
+            notes.append(f"[file names that match it too: {self._names(named)}]")
         return "\n".join([*out, f"[{len(out)} matches in {hit_files} files]", *notes])
 
     def _grep_files(self, base: Path, name_filter: re.Pattern[str] | None, glob: str) -> list[Path]:
@@ -408,6 +474,8 @@ class Files:
         """Rename or move a file or directory; into ``destination`` when it is a directory.
         An existing file at the destination is not replaced."""
         source = self.resolve("move", path, follow_final=False)
+        if has_magic(path) and not source.exists() and not source.is_symlink():
+            return self.move_matching(path, destination)
         if source == self.confined.root:
             raise PermissionError(f"{self.prefix}move: refusing to move the sandbox root")
         if not source.exists() and not source.is_symlink():
@@ -429,6 +497,74 @@ class Files:
                 f"{self.prefix}move: cannot move '{shown_from}' to '{shown_to}': {exc.strerror}"
             ) from None
         return f"moved '{shown_from}' to '{shown_to}'"
+
+    def move_matching(self, pattern: str, destination: str) -> str:
+        """Move every entry ``pattern`` matches: renamed when ``destination`` has as many
+        ``*`` (``*.txt`` -> ``*.md``), else into the directory ``destination`` (created when
+        missing). Nothing moves unless every entry can."""
+        who = f"{self.prefix}move"
+        sources = self.matching("move", pattern)
+        if not sources:
+            raise FileNotFoundError(
+                f"{who}: nothing matches '{pattern}' under {self.confined.root}"
+            )
+        if len(sources) > caps.MOVE_MAX_ENTRIES:
+            raise ValueError(
+                f"{who}: '{pattern}' matches {len(sources)} entries, over the "
+                f"{caps.MOVE_MAX_ENTRIES} one move may take; use a narrower pattern"
+            )
+        rename = star_rename(os.path.normpath(pattern), os.path.normpath(destination))
+        pairs: list[tuple[Path, Path]] = []
+        if rename is not None:
+            for source in sources:
+                renamed = rename(self.shown(source))
+                if renamed is None:
+                    raise ValueError(f"{who}: cannot rename '{self.shown(source)}' by the pattern")
+                pairs.append((source, self.resolve("move", renamed, follow_final=False)))
+        elif has_magic(destination):
+            raise ValueError(
+                f"{who}: to rename by a pattern, use '*' as many times in destination as in "
+                f"path, and no other pattern characters ('*.txt' to '*.md'); or give a "
+                f"directory to move them into"
+            )
+        else:
+            folder = self.resolve("move", destination)
+            if folder.exists() and not folder.is_dir():
+                raise NotADirectoryError(
+                    f"{who}: '{destination}' is a file; to move the {len(sources)} entries "
+                    f"'{pattern}' matches, give a directory"
+                )
+            pairs = [(source, folder / source.name) for source in sources if source != folder]
+        self._check_moves(who, pairs)
+        done: list[str] = []
+        for source, target in pairs:
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                source.rename(target)
+            except OSError as exc:
+                done.append(f"stopped: cannot move '{self.shown(source)}': {exc.strerror}")
+                break
+            done.append(f"'{self.shown(source)}' to '{self.shown(target)}'")
+        return f"moved {len(pairs)} entries matching '{pattern}':\n" + "\n".join(done)
+
+    def _check_moves(self, who: str, pairs: list[tuple[Path, Path]]) -> None:
+        """Refuse moves that would replace an entry, land two entries on one name, or put a
+        directory inside itself, before any of them is made."""
+        targets: set[Path] = set()
+        for source, target in pairs:
+            shown_to = self.shown(target)
+            if source == self.confined.root:
+                raise PermissionError(f"{who}: refusing to move the sandbox root")
+            if target in targets:
+                raise FileExistsError(f"{who}: two entries would both become '{shown_to}'")
+            if target.exists() or target.is_symlink():
+                raise FileExistsError(
+                    f"{who}: '{shown_to}' already exists; nothing was moved. Delete it first "
+                    "or choose another name"
+                )
+            if target.is_relative_to(source):
+                raise ValueError(f"{who}: cannot move '{self.shown(source)}' into itself")
+            targets.add(target)
 
     def diff(
         self, path: str, other: str | None = None, new_text: str | None = None, context: int = 3
@@ -456,3 +592,34 @@ class Files:
         if not text:
             return f"no differences between '{self.shown(first)}' and '{label}'"
         return caps.clip_note(text, caps.DIFF_MAX_BYTES, "diff smaller parts")
+
+
+def _json_warning(target: Path, content: str) -> str:
+    """A note when a ``.json`` file was given text that is not JSON, else ``""``."""
+    if target.suffix.lower() != ".json" or not content.strip():
+        return ""
+    try:
+        json.loads(content)
+    except ValueError as exc:
+        return (
+            f"; warning: this is not valid JSON ({exc}). If the file should hold JSON, "
+            "write it again"
+        )
+    return ""
+
+
+def _closest_line(text: str, old: str) -> tuple[int, str] | None:
+    """The line of ``text`` most like the first line of ``old`` that is not blank, with its
+    number, when one is close enough to be what was meant."""
+    import difflib
+
+    wanted = next((line.strip() for line in old.splitlines() if line.strip()), "")
+    if not wanted:
+        return None
+    lines = text.splitlines()
+    stripped = [line.strip() for line in lines]
+    close = difflib.get_close_matches(wanted, stripped, n=1, cutoff=0.6)
+    if not close:
+        return None
+    number = stripped.index(close[0])
+    return number + 1, lines[number].strip()

@@ -9,10 +9,41 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 _BRACES = re.compile(r"\{([^{}]*)\}")
+_MAGIC = re.compile(r"[*?\[]")
+
+
+def has_magic(text: str) -> bool:
+    """Whether ``text`` holds a pattern character (``*``, ``?`` or ``[``)."""
+    return _MAGIC.search(text) is not None
+
+
+def star_rename(pattern: str, destination: str) -> Callable[[str], str | None] | None:
+    """The renaming ``IMG_*.jpg`` -> ``holiday_*.jpg`` describes: a function from a path the
+    pattern matches to its new path, each ``*``'s text carried over in order (``None`` for a
+    path that does not match). ``None`` when the two do not pair up: the same number of
+    ``*`` in both, at least one, and no other pattern characters."""
+    stars = pattern.count("*")
+    if not stars or destination.count("*") != stars or "**" in pattern + destination:
+        return None
+    if has_magic(pattern.replace("*", "")) or has_magic(destination.replace("*", "")):
+        return None
+    regex = re.compile("([^/]*)".join(re.escape(part) for part in pattern.split("*")) + r"\Z")
+    pieces = destination.split("*")
+
+    def rename(path: str) -> str | None:
+        found = regex.match(path)
+        if found is None:
+            return None
+        out = pieces[0]
+        for captured, piece in zip(found.groups(), pieces[1:], strict=True):
+            out += captured + piece
+        return out
+
+    return rename
 
 
 def expand_braces(pattern: str) -> list[str]:
