@@ -219,3 +219,21 @@ def test_what_a_command_wrote_to_a_file_is_shown(work: Path) -> None:
     assert written_files("cat notes.txt > /dev/null", work) == ""
     assert written_files("cat 'notes.txt", work) == ""  # not a command line at all
     assert written_files("echo '>' notes.txt", work) == ""
+
+
+def test_a_python_script_that_prints_nothing_gets_a_note(work: Path) -> None:
+    shell = _shell(work, ExecutionMode.FULL)
+    (work / "count.py").write_text("def count(path):\n    return 1\n", encoding="utf-8")
+    note = (
+        "[count.py printed nothing: a script shows its result only with print(), and a "
+        "function it defines runs only when the script calls it]"
+    )
+    assert shell.run("python3 count.py notes.txt > result.txt") == (
+        f"(no output)\n[exit code 0]\nresult.txt is empty\n{note}"
+    )
+    assert shell.run("python3 count.py") == f"(no output)\n[exit code 0]\n{note}"
+    (work / "count.py").write_text("print(2)\n", encoding="utf-8")
+    assert shell.run("python3 count.py > result.txt") == (
+        "(no output)\n[exit code 0]\nresult.txt now holds (1 line):\n2"
+    )
+    assert shell.run("python3 count.py") == "2\n[exit code 0]"

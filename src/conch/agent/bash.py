@@ -131,7 +131,9 @@ class Shell:
                 "the user refused to run it; nothing ran. Do not propose this command again."
             ) from None
         result = format_result(ran.command, ran.result)
-        return "\n".join(p for p in (result, note, written_files(ran.command, self.cwd)) if p)
+        files = written_files(ran.command, self.cwd)
+        silent = _silent_script(ran.command, ran.result, files)
+        return "\n".join(p for p in (result, note, files, silent) if p)
 
     def permit(self, command: str) -> None:
         """Decide ``command`` as ``run`` would, without running it: the policy, the mode and,
@@ -276,6 +278,21 @@ def written_files(command: str, cwd: Path) -> str:
         count = "1 line" if len(lines) == 1 else f"{len(lines)} lines"
         blocks.append(f"{target} now holds ({count}):\n{body}{more}")
     return "\n".join(blocks)
+
+
+_PYTHON_SCRIPT = re.compile(r"\s*python3?\s+(?:-\S+\s+)*([^\s;|&<>]+\.py)(?=[\s;|&<>]|$)")
+
+
+def _silent_script(command: str, result: ExecResult, files: str) -> str:
+    """A note when a Python script ran without error and printed nothing, to its output or
+    to the file it was sent to: small models write a function and never call it."""
+    found = _PYTHON_SCRIPT.match(command)
+    if found is None or result.exit_code != 0 or result.stdout.strip() or "now holds" in files:
+        return ""
+    return (
+        f"[{found.group(1)} printed nothing: a script shows its result only with print(), "
+        "and a function it defines runs only when the script calls it]"
+    )
 
 
 def _normal(command: str) -> str:

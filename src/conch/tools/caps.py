@@ -17,6 +17,7 @@ READ_BYTES_MAX = 1 * MIB
 COUNT_LINES_MAX_FILE = 8 * MIB  # the total line count is reported for files up to this size
 
 WRITE_MAX_BYTES = 8 * MIB
+SNIFF_BYTES = 8 * KIB  # a NUL byte in this much of a file marks it binary
 LIST_MAX_ENTRIES = 500
 GLOB_MAX_MATCHES = 500
 MOVE_MAX_ENTRIES = 200  # entries one fs_move with a pattern may move

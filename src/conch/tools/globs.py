@@ -12,6 +12,8 @@ import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+SKIP_DIRS = frozenset({".git", ".hg", ".svn"})  # not entered by list, grep or a pattern
+WALK_MAX = 50_000  # entries looked at by one list, glob, grep or pattern
 _BRACES = re.compile(r"\{([^{}]*)\}")
 _MAGIC = re.compile(r"[*?\[]")
 

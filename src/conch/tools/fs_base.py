@@ -1,0 +1,138 @@
+"""The paths under one sandbox root as the file tools see them: resolving a path a model
+names, showing it back, the files a pattern matches, and reading and writing whole text files
+with errors that name the action.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from conch.storage.files import atomic_write_text
+from conch.tools import caps
+from conch.tools.globs import SKIP_DIRS, WALK_MAX, compile_glob, has_magic, walk
+from conch.tools.paths import Confined, PathOutsideSandbox
+
+SHOW_MATCHES = 20  # names listed when a pattern is given where a file was expected
+_NEW_FILE_MODE = 0o644
+
+
+class SandboxFiles:
+    """The files under one sandbox root, and the actions the file tools offer on them.
+
+    ``prefix`` starts every error message (``fs_`` gives ``fs_read: ...``).
+    ``before_delete``: told of every delete (the path as given, relative to the root, and
+    whether it is recursive) before anything is deleted; it raises to stop it, and its
+    error is the tool's.
+    """
+
+    def __init__(
+        self,
+        confined: Confined,
+        prefix: str = "fs_",
+        before_delete: Callable[[str, bool], None] | None = None,
+    ) -> None:
+        self.confined = confined
+        self.prefix = prefix
+        self.before_delete = before_delete
+
+    # -- paths -----------------------------------------------------------------------------
+
+    def resolve(self, action: str, path: str, *, follow_final: bool = True) -> Path:
+        """``path`` confined to the root, with the action named in any refusal."""
+        try:
+            return self.confined.resolve(path, follow_final=follow_final)
+        except PathOutsideSandbox as exc:
+            raise PathOutsideSandbox(f"{self.prefix}{action}: {exc}") from None
+        except ValueError as exc:
+            raise ValueError(f"{self.prefix}{action}: {exc}") from None
+
+    def shown(self, target: Path) -> str:
+        return self.confined.display(target)
+
+    def missing(self, action: str, path: str) -> FileNotFoundError:
+        hint = "; to create a new file, write its whole content with fs_write"
+        return FileNotFoundError(
+            f"{self.prefix}{action}: no such file '{path}' under {self.confined.root}"
+            + (hint if action == "edit" else "")
+        )
+
+    def existing_file(self, action: str, path: str) -> Path:
+        """The resolved path of an existing regular file, or a clear error."""
+        target = self.resolve(action, path)
+        if target.is_dir():
+            rename = "; to rename or move files, use fs_move" if action == "edit" else ""
+            raise IsADirectoryError(
+                f"{self.prefix}{action}: '{path}' is a directory (use fs_list to see it){rename}"
+            )
+        if not target.exists():
+            if has_magic(path) and (found := self.matching(action, path)):
+                raise ValueError(
+                    f"{self.prefix}{action}: '{path}' is a pattern, not a file; it matches "
+                    f"{self.names(found)}. fs_{action} takes one file at a time: call it "
+                    "for each (fs_move takes a pattern, to rename or move them all)"
+                )
+            raise self.missing(action, path)
+        if not target.is_file():
+            raise ValueError(f"{self.prefix}{action}: '{path}' is not a regular file")
+        return target
+
+    def matching(self, action: str, pattern: str) -> list[Path]:
+        """The entries under the root whose path matches the glob ``pattern`` (relative to
+        the root), sorted; the directories before the first pattern character are where the
+        search starts."""
+        parts = Path(pattern).parts
+        fixed = 0
+        while fixed < len(parts) - 1 and not has_magic(parts[fixed]):
+            fixed += 1
+        base = self.resolve(action, "/".join(parts[:fixed]) or ".")
+        if not base.is_dir():
+            return []
+        matcher = compile_glob("/".join(parts[fixed:]))
+        found: list[Path] = []
+        for seen, (entry, _is_dir) in enumerate(walk(base, SKIP_DIRS)):
+            if seen >= WALK_MAX:
+                break
+            if matcher.match(entry.relative_to(base).as_posix()):
+                found.append(entry)
+        return sorted(found)
+
+    def names(self, entries: list[Path]) -> str:
+        names = ", ".join(f"'{self.shown(e)}'" for e in entries[:SHOW_MATCHES])
+        more = len(entries) - SHOW_MATCHES
+        return names + (f" and {more} more" if more > 0 else "")
+
+    def read_text(self, action: str, target: Path) -> str:
+        """The whole of a text file, newlines as they are on disk."""
+        shown = self.shown(target)
+        size = target.stat().st_size
+        if size > caps.WRITE_MAX_BYTES:
+            raise ValueError(
+                f"{self.prefix}{action}: '{shown}' is {caps.human_size(size)}, over the "
+                f"{caps.human_size(caps.WRITE_MAX_BYTES)} this action handles"
+            )
+        data = self._read_bytes(action, target)
+        if b"\x00" in data[: caps.SNIFF_BYTES]:
+            raise ValueError(f"{self.prefix}{action}: '{shown}' looks like a binary file")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(f"{self.prefix}{action}: '{shown}' is not UTF-8 text") from None
+
+    def _read_bytes(self, action: str, target: Path) -> bytes:
+        try:
+            return target.read_bytes()
+        except OSError as exc:
+            raise OSError(
+                f"{self.prefix}{action}: cannot read '{self.shown(target)}': {exc.strerror}"
+            ) from None
+
+    def write_text(self, action: str, target: Path, text: str) -> None:
+        """Replace ``target`` atomically (temp file, then rename), creating parents."""
+        mode = None if target.exists() else _NEW_FILE_MODE
+        try:
+            atomic_write_text(target, text, mode)
+        except OSError as exc:
+            raise OSError(
+                f"{self.prefix}{action}: cannot write '{self.shown(target)}': {exc.strerror or exc}"
+            ) from None
