@@ -389,7 +389,7 @@ def join(paths: list[Path], out: Path) -> int:
         **{k: first[k] for k in ("model", "server", "timeout", "max_steps", "max_tokens")},
         "temperature": first["temperature"],
         "nested_sandbox": first.get("nested_sandbox", False),
-        "command": " & ".join(rep["meta"]["command"] for rep in reports),
+        "command": " ; ".join(rep["meta"]["command"] for rep in reports),
         "date": ", ".join(sorted({rep["meta"]["date"] for rep in reports})),
         "tasks": shards.tasks,
         "agents": agents,

@@ -607,3 +607,15 @@ def test_grep_names_matching_files_beside_text_matches_when_it_tells_them_apart(
     ]
     every = call("fs_grep", pattern=".")
     assert "file names" not in every.content
+
+
+def test_editing_text_that_is_in_the_file_name_offers_the_move(call: Call, sandbox: Path) -> None:
+    write(sandbox / "docs" / "my notes.txt", "one-word")
+    result = call("fs_edit", path="docs/my notes.txt", old_text=" ", new_text="_")
+    assert result.is_error
+    assert result.content.endswith(
+        "' ' is not in the text of 'docs/my notes.txt' but in its name, and fs_edit changes "
+        'the text. To rename the file, call fs_move: {"path": "docs/my notes.txt", '
+        '"destination": "docs/my_notes.txt"}'
+    )
+    assert (sandbox / "docs" / "my notes.txt").read_text() == "one-word"

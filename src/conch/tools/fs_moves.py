@@ -84,10 +84,11 @@ def _check_moves(files: SandboxFiles, who: str, pairs: list[tuple[Path, Path]]) 
 def renames_in(files: SandboxFiles, folder: Path, old: str, new: str) -> list[str]:
     """fs_move calls, as JSON, that replace ``old`` with ``new`` in the names of the
     entries of ``folder`` (at most ``SHOW_MATCHES``)."""
-    calls: list[str] = []
-    for entry in sorted(folder.iterdir()):
-        if old in entry.name and len(calls) < SHOW_MATCHES:
-            renamed = entry.with_name(entry.name.replace(old, new))
-            arguments = {"path": files.shown(entry), "destination": files.shown(renamed)}
-            calls.append(json.dumps(arguments))
-    return calls
+    entries = [entry for entry in sorted(folder.iterdir()) if old in entry.name]
+    return [rename_call(files, entry, old, new) for entry in entries[:SHOW_MATCHES]]
+
+
+def rename_call(files: SandboxFiles, entry: Path, old: str, new: str) -> str:
+    """The fs_move call, as JSON, that replaces ``old`` with ``new`` in ``entry``'s name."""
+    renamed = entry.with_name(entry.name.replace(old, new))
+    return json.dumps({"path": files.shown(entry), "destination": files.shown(renamed)})

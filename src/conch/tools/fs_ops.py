@@ -18,7 +18,7 @@ from pathlib import Path
 from conch.tools import caps
 from conch.tools.fs_base import SandboxFiles
 from conch.tools.fs_grep import grep
-from conch.tools.fs_moves import move_matching, renames_in
+from conch.tools.fs_moves import move_matching, rename_call, renames_in
 from conch.tools.globs import SKIP_DIRS, WALK_MAX, compile_glob, has_magic, walk
 from conch.tools.reading import numbered_lines, numbered_span
 
@@ -122,6 +122,12 @@ class Files(SandboxFiles):
         target = self.existing_file("edit", path)
         shown = self.shown(target)
         text = self.read_text("edit", target)
+        if old and old not in text and old in target.name and new and "/" not in new:
+            raise ValueError(
+                f"{self.prefix}edit: {old!r} is not in the text of '{shown}' but in its name, "
+                "and fs_edit changes the text. To rename the file, call fs_move: "
+                + rename_call(self, target, old, new)
+            )
         starts = self.locate("edit", shown, text, old, replace_all)
         result = text.replace(old, new) if replace_all else text.replace(old, new, 1)
         self.write_text("edit", target, result)
@@ -194,16 +200,7 @@ class Files(SandboxFiles):
             return f"no paths match '{pattern}' under '{self.shown(base)}'"
         return "\n".join(found)
 
-    def grep(
-        self,
-        pattern: str,
-        path: str = ".",
-        glob: str | None = None,
-        ignore_case: bool = False,
-        max_matches: int | None = None,
-    ) -> str:
-        """Lines matching a regular expression, as ``file:line:text`` (``fs_grep``)."""
-        return grep(self, pattern, path, glob, ignore_case, max_matches)
+    grep = grep  # lines matching a regular expression, as ``file:line:text`` (``fs_grep``)
 
     # -- mkdir, delete, diff ---------------------------------------------------------------
 
