@@ -619,3 +619,12 @@ def test_editing_text_that_is_in_the_file_name_offers_the_move(call: Call, sandb
         '"destination": "docs/my_notes.txt"}'
     )
     assert (sandbox / "docs" / "my notes.txt").read_text() == "one-word"
+
+
+def test_move_with_an_absolute_pattern_inside_the_sandbox(call: Call, sandbox: Path) -> None:
+    write(sandbox / "logs" / "a.log", "a")
+    root = sandbox.resolve()
+    result = call("fs_move", path=f"{root}/logs/*.log", destination="archive")
+    assert result.content == "moved 1 entry matching '" + f"{root}/logs/*.log':\n" + (
+        "'logs/a.log' to 'archive/a.log'"
+    )

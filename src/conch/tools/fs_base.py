@@ -5,6 +5,7 @@ with errors that name the action.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -85,7 +86,7 @@ class SandboxFiles:
         fixed = 0
         while fixed < len(parts) - 1 and not has_magic(parts[fixed]):
             fixed += 1
-        base = self.resolve(action, "/".join(parts[:fixed]) or ".")
+        base = self.resolve(action, os.path.join(*parts[:fixed]) if fixed else ".")
         if not base.is_dir():
             return []
         matcher = compile_glob("/".join(parts[fixed:]))

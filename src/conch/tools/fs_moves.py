@@ -50,20 +50,23 @@ def move_matching(files: SandboxFiles, pattern: str, destination: str) -> str:
         pairs = [(source, folder / source.name) for source in sources if source != folder]
     _check_moves(files, who, pairs)
     done: list[str] = []
+    stopped = ""
     for source, target in pairs:
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             source.rename(target)
         except OSError as exc:
-            done.append(f"stopped: cannot move '{files.shown(source)}': {exc.strerror}")
+            stopped = f"\nstopped: cannot move '{files.shown(source)}': {exc.strerror}"
             break
         done.append(f"'{files.shown(source)}' to '{files.shown(target)}'")
-    return f"moved {len(pairs)} entries matching '{pattern}':\n" + "\n".join(done)
+    moved = f"moved {len(done)} of {len(pairs)}" if stopped else f"moved {len(done)}"
+    entries = "entry" if len(pairs) == 1 else "entries"
+    return f"{moved} {entries} matching '{pattern}':\n" + "\n".join(done) + stopped
 
 
 def _check_moves(files: SandboxFiles, who: str, pairs: list[tuple[Path, Path]]) -> None:
     """Refuse moves that would replace an entry, land two entries on one name, or put a
-    directory inside itfiles: SandboxFiles, before any of them is made."""
+    directory inside itself, before any of them is made."""
     targets: set[Path] = set()
     for source, target in pairs:
         shown_to = files.shown(target)
