@@ -173,7 +173,7 @@ def split_tools(files: Files) -> list[Tool]:
         (fs_grep, "Search inside files for a regular expression."),
         (fs_mkdir, "Create a directory."),
         (fs_delete, "Delete a file, or a directory with recursive=true."),
-        (fs_move, "Rename or move files or directories, one or by a pattern like *.txt."),
+        (fs_move, "Rename or move a file, or many by a pattern like *.txt."),
         (fs_diff, "Compare two files, or a file with proposed new text."),
     ]
     return [make_tool(function, trigger=trigger) for function, trigger in triggers]
