@@ -131,9 +131,9 @@ class Shell:
                 "the user refused to run it; nothing ran. Do not propose this command again."
             ) from None
         result = format_result(ran.command, ran.result)
-        files = written_files(ran.command, self.cwd)
-        silent = _silent_script(ran.command, ran.result, files)
-        return "\n".join(p for p in (result, note, files, silent) if p)
+        written = redirected_files(ran.command, self.cwd)
+        silent = _silent_script(ran.command, ran.result, written)
+        return "\n".join(p for p in (result, note, show_written(written), silent) if p)
 
     def permit(self, command: str) -> None:
         """Decide ``command`` as ``run`` would, without running it: the policy, the mode and,
@@ -247,10 +247,16 @@ def written_files(command: str, cwd: Path) -> str:
     """What the files ``command`` redirected its output to hold now, for the model to read:
     a command whose output went to a file shows "(no output)", and small models then wrote
     that text over the file. Files outside ``cwd`` (``/dev/null``) are not shown."""
+    return show_written(redirected_files(command, cwd))
+
+
+def redirected_files(command: str, cwd: Path) -> list[tuple[str, str]]:
+    """Each file in ``cwd`` that ``command`` redirected its output to, once, in the order
+    written, with the text it holds now."""
     try:
         steps = plan(command).steps
     except PolicyRejection:  # not a command line conch runs itself (the user's shell)
-        return ""
+        return []
     targets = [
         r.target
         for step in steps
@@ -259,8 +265,8 @@ def written_files(command: str, cwd: Path) -> str:
         if r.writes and r.target
     ]
     base = cwd.resolve()
-    blocks: list[str] = []
-    for target in dict.fromkeys(targets):  # each file once, in the order written
+    found: list[tuple[str, str]] = []
+    for target in dict.fromkeys(targets):
         path = (cwd / target).resolve()
         if not path.is_relative_to(base) or not path.is_file():
             continue
@@ -268,7 +274,15 @@ def written_files(command: str, cwd: Path) -> str:
             data = path.read_bytes()
         except OSError:
             continue
-        text = data.decode("utf-8", errors="replace")
+        found.append((target, data.decode("utf-8", errors="replace")))
+    return found
+
+
+def show_written(written: list[tuple[str, str]]) -> str:
+    """``redirected_files`` as the model reads it: each file's first lines, or that it is
+    empty."""
+    blocks: list[str] = []
+    for target, text in written:
         lines = text.splitlines()
         if not lines:
             blocks.append(f"{target} is empty")
@@ -283,11 +297,12 @@ def written_files(command: str, cwd: Path) -> str:
 _PYTHON_SCRIPT = re.compile(r"\s*python3?\s+(?:-\S+\s+)*([^\s;|&<>]+\.py)(?=[\s;|&<>]|$)")
 
 
-def _silent_script(command: str, result: ExecResult, files: str) -> str:
+def _silent_script(command: str, result: ExecResult, written: list[tuple[str, str]]) -> str:
     """A note when a Python script ran without error and printed nothing, to its output or
     to the file it was sent to: small models write a function and never call it."""
     found = _PYTHON_SCRIPT.match(command)
-    if found is None or result.exit_code != 0 or result.stdout.strip() or "now holds" in files:
+    printed = result.stdout.strip() or any(text.splitlines() for _, text in written)
+    if found is None or result.exit_code != 0 or printed:
         return ""
     return (
         f"[{found.group(1)} printed nothing: a script shows its result only with print(), "

@@ -19,7 +19,8 @@ _NEW_FILE_MODE = 0o644
 
 
 class SandboxFiles:
-    """The files under one sandbox root, and the actions the file tools offer on them.
+    """The files under one sandbox root as the file tools see them (``Files`` adds the
+    actions).
 
     ``prefix`` starts every error message (``fs_`` gives ``fs_read: ...``).
     ``before_delete``: told of every delete (the path as given, relative to the root, and

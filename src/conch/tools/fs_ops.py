@@ -329,10 +329,6 @@ def _closest_line(text: str, old: str) -> tuple[int, str] | None:
     wanted = next((line.strip() for line in old.splitlines() if line.strip()), "")
     if not wanted:
         return None
-    lines = text.splitlines()
-    stripped = [line.strip() for line in lines]
+    stripped = [line.strip() for line in text.splitlines()]
     close = difflib.get_close_matches(wanted, stripped, n=1, cutoff=0.6)
-    if not close:
-        return None
-    number = stripped.index(close[0])
-    return number + 1, lines[number].strip()
+    return (stripped.index(close[0]) + 1, close[0]) if close else None
