@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -208,6 +209,36 @@ def test_the_header_names_the_files_the_batch_touches(call: Call, sandbox: Path)
     ]
     header = batch(call, ops, continue_on_error=True).content.splitlines()[0]
     assert header == "batch: 3 ops across 3 files (a.txt, b.txt, d)"
+
+
+def test_move_renames_one_file_or_every_match_of_a_pattern(call: Call, sandbox: Path) -> None:
+    for name in ("a.txt", "b.txt", "keep.md"):
+        (sandbox / name).write_text(name, encoding="utf-8")
+    one = call("fs", action="move", path="keep.md", destination="kept.md")
+    assert not one.is_error and (sandbox / "kept.md").read_text(encoding="utf-8") == "keep.md"
+    result = batch(call, [{"action": "move", "path": "*.txt", "destination": "*.log"}])
+    assert not result.is_error, result.content
+    assert sorted(p.name for p in sandbox.iterdir()) == ["a.log", "b.log", "kept.md"]
+    assert "destination is required" in call("fs", action="move", path="kept.md").content
+
+
+def test_hints_name_the_fs_tool_and_its_actions(call: Call, sandbox: Path) -> None:
+    """The unified mode has no fs_move or fs_write: its hints say how to call fs instead,
+    and the calls they offer run as given."""
+    (sandbox / "notes").mkdir()
+    (sandbox / "notes" / "draft_a.txt").write_text("a", encoding="utf-8")
+    result = call("fs", action="edit", path="notes", old_text="draft_", new_text="final_")
+    assert result.is_error
+    assert 'call fs with action "move" for each' in result.content
+    offered = result.content.split("for each: ")[1]
+    assert offered == (
+        '{"action": "move", "path": "notes/draft_a.txt", "destination": "notes/final_a.txt"}'
+    )
+    assert not call("fs", **json.loads(offered)).is_error
+    assert (sandbox / "notes" / "final_a.txt").exists()
+    missing = call("fs", action="edit", path="new.txt", old_text="a", new_text="b").content
+    assert 'write its whole content with fs with action "write"' in missing
+    assert "fs_write" not in missing
 
 
 # -- single actions and argument mistakes ------------------------------------------------

@@ -52,8 +52,13 @@ class SandboxFiles:
     def shown(self, target: Path) -> str:
         return self.confined.display(target)
 
+    def tool(self, action: str) -> str:
+        """How the model calls ``action`` in hints: ``fs_move``, or the one ``fs`` tool with
+        action "move" when the tools are unified (``prefix`` "fs ")."""
+        return f"fs_{action}" if self.prefix == "fs_" else f'fs with action "{action}"'
+
     def missing(self, action: str, path: str) -> FileNotFoundError:
-        hint = "; to create a new file, write its whole content with fs_write"
+        hint = f"; to create a new file, write its whole content with {self.tool('write')}"
         return FileNotFoundError(
             f"{self.prefix}{action}: no such file '{path}' under {self.confined.root}"
             + (hint if action == "edit" else "")
@@ -63,16 +68,18 @@ class SandboxFiles:
         """The resolved path of an existing regular file, or a clear error."""
         target = self.resolve(action, path)
         if target.is_dir():
-            rename = "; to rename or move files, use fs_move" if action == "edit" else ""
+            rename = (
+                f"; to rename or move files, use {self.tool('move')}" if action == "edit" else ""
+            )
             raise IsADirectoryError(
-                f"{self.prefix}{action}: '{path}' is a directory (use fs_list to see it){rename}"
+                f"{self.prefix}{action}: '{path}' is a directory (use {self.tool('list')} to see it){rename}"
             )
         if not target.exists():
             if has_magic(path) and (found := self.matching(action, path)):
                 raise ValueError(
                     f"{self.prefix}{action}: '{path}' is a pattern, not a file; it matches "
-                    f"{self.names(found)}. fs_{action} takes one file at a time: call it "
-                    "for each (fs_move takes a pattern, to rename or move them all)"
+                    f"{self.names(found)}. {self.tool(action)} takes one file at a time: call it "
+                    f"for each ({self.tool('move')} takes a pattern, to rename or move them all)"
                 )
             raise self.missing(action, path)
         if not target.is_file():

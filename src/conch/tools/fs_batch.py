@@ -18,10 +18,10 @@ from conch.tools import caps
 from conch.tools.fs_ops import Files
 from conch.tools.tool import Tool, make_tool
 
-Action = Literal["read", "write", "edit", "list", "glob", "grep", "mkdir", "delete", "diff"]
+Action = Literal["read", "write", "edit", "list", "glob", "grep", "mkdir", "delete", "move", "diff"]
 Positive = Annotated[int, Field(ge=1)]
 NonNegative = Annotated[int, Field(ge=0)]
-_NAMES_FILES = frozenset({"read", "write", "edit", "mkdir", "delete", "diff"})
+_NAMES_FILES = frozenset({"read", "write", "edit", "mkdir", "delete", "move", "diff"})
 
 
 class FsOp(BaseModel):
@@ -46,6 +46,7 @@ class FsOp(BaseModel):
     max_matches: Positive | None = None
     recursive: bool = False
     other: str | None = None
+    destination: str | None = None
     context: Annotated[int, Field(ge=0, le=50)] = 3
 
     def label(self) -> str:
@@ -127,6 +128,8 @@ class Batch:
                 return files.mkdir(_need(op, "path"))
             case "delete":
                 return files.delete(_need(op, "path"), op.recursive)
+            case "move":
+                return files.move(_need(op, "path"), _need(op, "destination"))
             case "diff":
                 return files.diff(_need(op, "path"), op.other, op.new_text, op.context)
         raise ValueError(f"fs: unknown action {op.action!r}")
@@ -175,11 +178,12 @@ class Batch:
 
     def _plan(self, op: FsOp, index: int, originals: dict[Path, str]) -> tuple[Path, list[_Span]]:
         files = self.files
-        target = files.existing_file("edit", _need(op, "path"))
+        new = _need(op, "new_text")
+        target = files.edit_target(_need(op, "path"), op.old_text or "", new)
         if target not in originals:
             originals[target] = files.read_text("edit", target)
         text, shown = originals[target], files.shown(target)
-        new = _need(op, "new_text")
+        files.refuse_renaming_edit(target, text, op.old_text or "", new)
         if op.old_text is not None:
             if op.start_line is not None:
                 raise ValueError("fs edit: give old_text or start_line, not both")
@@ -213,7 +217,7 @@ class Batch:
         for op in ops:
             if op.action not in _NAMES_FILES:
                 continue
-            for path in (op.path, op.other):
+            for path in (op.path, op.other, op.destination):
                 if path is None:
                     continue
                 try:
@@ -273,6 +277,7 @@ def batch_tool(files: Files) -> Tool:
         glob: str | None = None,
         recursive: bool = False,
         other: str | None = None,
+        destination: str | None = None,
     ) -> str:
         """Work on files in the sandbox: one action, or many in one call with action "ops".
         Paths are relative to the sandbox root.
@@ -284,7 +289,8 @@ def batch_tool(files: Files) -> Tool:
         - list: path, recursive. glob: pattern like "**/*.py". grep: pattern (a regular
           expression), path, glob.
         - mkdir: path. delete: path (recursive for a directory). diff: path, and other or
-          new_text.
+          new_text. move: path, destination (rename or move; a pattern like "*.txt" with
+          destination "*.md" or a directory moves every match).
         Example: {"action": "read", "path": "app.py"}
 
         Many at once. Example: {"action": "ops", "ops": [{"action": "edit", "path": "a.py",
@@ -315,6 +321,7 @@ def batch_tool(files: Files) -> Tool:
             glob=glob,
             recursive=recursive,
             other=other,
+            destination=destination,
         )
         return batch.one(single)
 

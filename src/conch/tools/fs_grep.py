@@ -60,8 +60,8 @@ def grep(
             notes.append(f"[file names that match it: {ops.names(named)}]")
         return "\n".join(
             [
-                f"no matches for {pattern!r} in '{where}' (fs_grep searches the text "
-                "inside files; fs_glob finds files by name)",
+                f"no matches for {pattern!r} in '{where}' ({ops.tool('grep')} searches "
+                f"the text inside files; {ops.tool('glob')} finds files by name)",
                 *notes,
             ]
         )

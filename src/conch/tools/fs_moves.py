@@ -94,4 +94,7 @@ def renames_in(files: SandboxFiles, folder: Path, old: str, new: str) -> list[st
 def rename_call(files: SandboxFiles, entry: Path, old: str, new: str) -> str:
     """The fs_move call, as JSON, that replaces ``old`` with ``new`` in ``entry``'s name."""
     renamed = entry.with_name(entry.name.replace(old, new))
-    return json.dumps({"path": files.shown(entry), "destination": files.shown(renamed)})
+    call = {"path": files.shown(entry), "destination": files.shown(renamed)}
+    if files.prefix != "fs_":  # the unified fs tool names its action
+        call = {"action": "move", **call}
+    return json.dumps(call)

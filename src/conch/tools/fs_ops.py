@@ -49,7 +49,7 @@ class Files(SandboxFiles):
                 if b"\x00" in handle.read(caps.SNIFF_BYTES):
                     raise ValueError(
                         f"{self.prefix}read: '{shown}' looks like a binary file "
-                        f"({caps.human_size(size)}); fs_read shows text only"
+                        f"({caps.human_size(size)}); {self.tool('read')} shows text only"
                     )
                 handle.seek(0)
                 if start_line is not None:
@@ -109,25 +109,36 @@ class Files(SandboxFiles):
             )
         return starts
 
+    def edit_target(self, path: str, old: str, new: str) -> Path:
+        """The file an edit of ``path`` changes. A directory whose entries have ``old`` in
+        their names is refused with the move calls that would rename them."""
+        folder = self.resolve("edit", path)
+        if folder.is_dir() and old and (moves := renames_in(self, folder, old, new)):
+            raise IsADirectoryError(
+                f"{self.prefix}edit: '{path}' is a directory; {self.tool('edit')} changes the text "
+                f"inside one file. To rename what is in it, call {self.tool('move')} for each: "
+                + "; ".join(moves)
+            )
+        return self.existing_file("edit", path)
+
+    def refuse_renaming_edit(self, target: Path, text: str, old: str, new: str) -> None:
+        """Refuse an edit whose ``old`` is not in the text but in the file's name, with the
+        move call that renames the file."""
+        if old and old not in text and old in target.name and new and "/" not in new:
+            raise ValueError(
+                f"{self.prefix}edit: {old!r} is not in the text of '{self.shown(target)}' but "
+                f"in its name, and {self.tool('edit')} changes the text. To rename the file, "
+                f"call {self.tool('move')}: " + rename_call(self, target, old, new)
+            )
+
     def edit(self, path: str, old: str, new: str, replace_all: bool = False) -> str:
         """Replace the exact text ``old`` with ``new``."""
         if old == new:
             raise ValueError(f"{self.prefix}edit: old and new are the same; nothing to change")
-        folder = self.resolve("edit", path)
-        if folder.is_dir() and old and (moves := renames_in(self, folder, old, new)):
-            raise IsADirectoryError(
-                f"{self.prefix}edit: '{path}' is a directory; fs_edit changes the text inside "
-                "one file. To rename what is in it, call fs_move for each: " + "; ".join(moves)
-            )
-        target = self.existing_file("edit", path)
+        target = self.edit_target(path, old, new)
         shown = self.shown(target)
         text = self.read_text("edit", target)
-        if old and old not in text and old in target.name and new and "/" not in new:
-            raise ValueError(
-                f"{self.prefix}edit: {old!r} is not in the text of '{shown}' but in its name, "
-                "and fs_edit changes the text. To rename the file, call fs_move: "
-                + rename_call(self, target, old, new)
-            )
+        self.refuse_renaming_edit(target, text, old, new)
         starts = self.locate("edit", shown, text, old, replace_all)
         result = text.replace(old, new) if replace_all else text.replace(old, new, 1)
         self.write_text("edit", target, result)
@@ -144,7 +155,9 @@ class Files(SandboxFiles):
         if not target.exists():
             raise self.missing("list", path)
         if not target.is_dir():
-            raise NotADirectoryError(f"{self.prefix}list: '{path}' is a file (use fs_read)")
+            raise NotADirectoryError(
+                f"{self.prefix}list: '{path}' is a file (use {self.tool('read')})"
+            )
         entries: Iterable[tuple[Path, bool]]
         if recursive:
             entries = walk(target, SKIP_DIRS)
@@ -155,7 +168,7 @@ class Files(SandboxFiles):
             if len(out) >= caps.LIST_MAX_ENTRIES:
                 out.append(
                     f"[stopped at {caps.LIST_MAX_ENTRIES} entries; list a subdirectory "
-                    "or use fs_glob]"
+                    f"or use {self.tool('glob')}]"
                 )
                 break
             out.append(self._entry(entry, target, is_dir))
