@@ -68,3 +68,17 @@ def test_every_relative_link_in_the_readme_and_docs_resolves() -> None:
             elif anchor and resolved.suffix == ".md" and anchor not in _anchors(resolved):
                 broken.append(f"{page.name}: {target} (no such heading)")
     assert broken == []
+
+
+def test_readme_tools_table_names_every_built_in_tool(tmp_path: Path) -> None:
+    from conch.agent.builtin import ToolOptions, default_tools
+
+    options = ToolOptions(
+        root=tmp_path, fs_mode="both", bash=True, web=True, memory_dir=tmp_path / "memory"
+    )
+    text = README.read_text(encoding="utf-8")
+    table = text.split("The built-in tools", 1)[1].split("\n\n", 2)[1]
+    names = [t.name for t in default_tools(options)]
+    assert {"fs_read", "fs", "bash", "evaluate", "web_fetch", "memory"} <= set(names)
+    for name in names:
+        assert f"`{name}`" in table, f"{name} is missing from the README's tools table"
