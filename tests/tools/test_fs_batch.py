@@ -220,6 +220,8 @@ def test_move_renames_one_file_or_every_match_of_a_pattern(call: Call, sandbox: 
     assert not result.is_error, result.content
     assert sorted(p.name for p in sandbox.iterdir()) == ["a.log", "b.log", "kept.md"]
     assert "destination is required" in call("fs", action="move", path="kept.md").content
+    renamed = call("fs", action="rename", path="kept.md", destination="final.md")
+    assert not renamed.is_error and (sandbox / "final.md").exists()
 
 
 def test_hints_name_the_fs_tool_and_its_actions(call: Call, sandbox: Path) -> None:

@@ -18,10 +18,12 @@ from conch.tools import caps
 from conch.tools.fs_ops import Files
 from conch.tools.tool import Tool, make_tool
 
-Action = Literal["read", "write", "edit", "list", "glob", "grep", "mkdir", "delete", "move", "diff"]
+Action = Literal[
+    "read", "write", "edit", "list", "glob", "grep", "mkdir", "delete", "move", "rename", "diff"
+]
 Positive = Annotated[int, Field(ge=1)]
 NonNegative = Annotated[int, Field(ge=0)]
-_NAMES_FILES = frozenset({"read", "write", "edit", "mkdir", "delete", "move", "diff"})
+_NAMES_FILES = frozenset({"read", "write", "edit", "mkdir", "delete", "move", "rename", "diff"})
 
 
 class FsOp(BaseModel):
@@ -128,7 +130,7 @@ class Batch:
                 return files.mkdir(_need(op, "path"))
             case "delete":
                 return files.delete(_need(op, "path"), op.recursive)
-            case "move":
+            case "move" | "rename":  # small models say rename
                 return files.move(_need(op, "path"), _need(op, "destination"))
             case "diff":
                 return files.diff(_need(op, "path"), op.other, op.new_text, op.context)
@@ -289,7 +291,7 @@ def batch_tool(files: Files) -> Tool:
         - list: path, recursive. glob: pattern like "**/*.py". grep: pattern (a regular
           expression), path, glob.
         - mkdir: path. delete: path (recursive for a directory). diff: path, and other or
-          new_text. move: path, destination (rename or move; a pattern like "*.txt" with
+          new_text. move (or rename): path, destination (rename or move; a pattern like "*.txt" with
           destination "*.md" or a directory moves every match).
         Example: {"action": "read", "path": "app.py"}
 
