@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from agentutil import Approver, EventLog, call, scripted_session
 
-from conch.agent.bash import CommandRefused, Shell, bash_tool, format_result, written_files
+from conch.agent.bash import CommandRefused, Shell, bash_tool, format_result, redirected_files
 from conch.agent.modes import describe, parse_mode
 from conch.execute import AUDIT_LOG, Answer, ExecResult
 from conch.policy import ExecutionMode
@@ -215,10 +215,10 @@ def test_what_a_command_wrote_to_a_file_is_shown(work: Path) -> None:
     )
     # a file outside the working directory is not shown, nor a command's own output
     (work.parent / "outside.txt").write_text("secret\n", encoding="utf-8")
-    assert written_files("cat notes.txt > ../outside.txt", work) == ""
-    assert written_files("cat notes.txt > /dev/null", work) == ""
-    assert written_files("cat 'notes.txt", work) == ""  # not a command line at all
-    assert written_files("echo '>' notes.txt", work) == ""
+    assert redirected_files("cat notes.txt > ../outside.txt", work) == []
+    assert redirected_files("cat notes.txt > /dev/null", work) == []
+    assert redirected_files("cat 'notes.txt", work) == []  # not a command line at all
+    assert redirected_files("echo '>' notes.txt", work) == []
 
 
 def test_a_python_script_that_prints_nothing_gets_a_note(work: Path) -> None:

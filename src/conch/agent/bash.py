@@ -243,16 +243,11 @@ _SHOW_LINES = 20
 _SHOW_CHARS = 2000
 
 
-def written_files(command: str, cwd: Path) -> str:
-    """What the files ``command`` redirected its output to hold now, for the model to read:
-    a command whose output went to a file shows "(no output)", and small models then wrote
-    that text over the file. Files outside ``cwd`` (``/dev/null``) are not shown."""
-    return show_written(redirected_files(command, cwd))
-
-
 def redirected_files(command: str, cwd: Path) -> list[tuple[str, str]]:
     """Each file in ``cwd`` that ``command`` redirected its output to, once, in the order
-    written, with the text it holds now."""
+    written, with the text it holds now: a command whose output went to a file shows
+    "(no output)", and small models then wrote that text over the file, so the result shows
+    it (``show_written``). Files outside ``cwd`` (``/dev/null``) are left out."""
     try:
         steps = plan(command).steps
     except PolicyRejection:  # not a command line conch runs itself (the user's shell)

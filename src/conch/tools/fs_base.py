@@ -52,10 +52,14 @@ class SandboxFiles:
     def shown(self, target: Path) -> str:
         return self.confined.display(target)
 
+    @property
+    def unified(self) -> bool:
+        """Whether the model has the one ``fs`` tool (``prefix`` "fs ") instead of split tools."""
+        return self.prefix != "fs_"
+
     def tool(self, action: str) -> str:
-        """How the model calls ``action`` in hints: ``fs_move``, or the one ``fs`` tool with
-        action "move" when the tools are unified (``prefix`` "fs ")."""
-        return f"fs_{action}" if self.prefix == "fs_" else f'fs with action "{action}"'
+        """How the model calls ``action`` in hints: ``fs_move``, or ``fs`` with action "move"."""
+        return f'fs with action "{action}"' if self.unified else f"fs_{action}"
 
     def missing(self, action: str, path: str) -> FileNotFoundError:
         hint = f"; to create a new file, write its whole content with {self.tool('write')}"

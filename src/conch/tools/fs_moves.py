@@ -95,6 +95,6 @@ def rename_call(files: SandboxFiles, entry: Path, old: str, new: str) -> str:
     """The fs_move call, as JSON, that replaces ``old`` with ``new`` in ``entry``'s name."""
     renamed = entry.with_name(entry.name.replace(old, new))
     call = {"path": files.shown(entry), "destination": files.shown(renamed)}
-    if files.prefix != "fs_":  # the unified fs tool names its action
+    if files.unified:  # the one fs tool names its action
         call = {"action": "move", **call}
     return json.dumps(call)
