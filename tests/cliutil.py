@@ -12,7 +12,6 @@ from typing import Any
 import pexpect
 import pytest
 
-from conch.execute.dryrun import bwrap_available
 from conch.host.platform import PlatformContext
 from conch.providers import ScriptedProvider, register_provider
 
@@ -45,9 +44,6 @@ DEBIAN = PlatformContext(
     shell_version="5.2",
     userland="GNU",
 )
-
-# For tests that dry-run commands in the real sandbox.
-needs_bwrap = pytest.mark.skipif(bwrap_available() is None, reason="bubblewrap is not usable")
 
 
 def plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:

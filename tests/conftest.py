@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import requires
 from cliutil import CliResult
 from conch.cli.environment import Environment
 from conch.cli.main import main
@@ -33,6 +34,17 @@ _CLEARED = (
     "AZURE_OPENAI_API_KEY",
     "NO_COLOR",
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    requires.register(config)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip (or under ``CI=true`` fail) a test marked ``needs(...)`` whose tools are missing,
+    before its fixtures are set up (tests/requires.py)."""
+    requires.enforce(item)
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cliutil import DEBIAN, needs_bwrap
+from cliutil import DEBIAN
 from conch.command.candidates import Trial, choose, is_doubtful
 from conch.command.propose import Pipeline
 from conch.command.request import RequestContext
@@ -16,6 +16,7 @@ from conch.execute.dryrun import DryRun, DryRunner, SandboxDryRunner
 from conch.messages import GenerationOptions, Message
 from conch.policy import PolicyContext, assess
 from conch.providers.scripted import ScriptedProvider
+from requires import needs
 
 PLATFORM = DEBIAN
 UNSAFE = PolicyContext(unsafe=True)
@@ -283,7 +284,7 @@ def test_a_write_command_that_works_in_its_copy_costs_no_extra_model_call() -> N
     assert len(provider.sent) == 1
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_in_a_real_directory_a_failing_write_gives_way_to_a_working_one(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("a\nb\n", encoding="utf-8")
     runner = SandboxDryRunner(tmp_path, "/bin/sh", {"PATH": "/usr/bin:/bin"})
@@ -297,7 +298,7 @@ def test_in_a_real_directory_a_failing_write_gives_way_to_a_working_one(tmp_path
     assert not (tmp_path / "out.txt").exists()
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_in_a_real_directory_a_failing_write_is_repaired_with_its_error(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("a\nb\n", encoding="utf-8")
     runner = SandboxDryRunner(tmp_path, "/bin/sh", {"PATH": "/usr/bin:/bin"})

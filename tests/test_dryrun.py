@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cliutil import CliResult, needs_bwrap, write_config
+from cliutil import CliResult, write_config
 from conch.command.candidates import Trial
 from conch.config.paths import Paths
 from conch.execute.dryrun import (
@@ -35,6 +35,7 @@ from conch.execute.sandbox import (
 )
 from conch.policy import PolicyContext, assess
 from conch.storage.history import History
+from requires import needs
 
 
 class Recorder:
@@ -109,14 +110,14 @@ def left_in(copies: Path) -> list[Path]:
     return list(copies.iterdir())
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_output_of_a_working_command_in_the_users_directory(runner: SandboxDryRunner) -> None:
     run = runner("sort notes.txt")
     assert run is not None
     assert (run.exit_code, run.stdout, run.failed, run.wrote) == (0, b"a 2\nb 10\n", False, False)
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_a_write_fails_and_changes_nothing(runner: SandboxDryRunner, work: Path) -> None:
     runner.scratch = False
     run = runner("rm notes.txt && touch new.txt")
@@ -130,7 +131,7 @@ def test_a_write_fails_and_changes_nothing(runner: SandboxDryRunner, work: Path)
     assert (work / "notes.txt").exists() and not (work / "new.txt").exists()
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_an_option_the_local_program_rejects_is_a_failure(runner: SandboxDryRunner) -> None:
     run = runner("sort -h -n notes.txt")
     assert run is not None
@@ -138,20 +139,20 @@ def test_an_option_the_local_program_rejects_is_a_failure(runner: SandboxDryRunn
     assert "incompatible" in run.error_excerpt()
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_a_syntax_error_is_a_failure(runner: SandboxDryRunner) -> None:
     run = runner("awk '{print $1' notes.txt")
     assert run is not None and run.failed and run.exit_code != 0
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_grep_finding_nothing_is_not_a_failure(runner: SandboxDryRunner) -> None:
     run = runner("grep zebra notes.txt")
     assert run is not None
     assert run.exit_code == 1 and not run.failed and run.stdout == b""
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_a_command_that_hangs_is_stopped(runner: SandboxDryRunner) -> None:
     run = runner("sleep 30")
     assert run is not None
@@ -159,14 +160,14 @@ def test_a_command_that_hangs_is_stopped(runner: SandboxDryRunner) -> None:
     assert "time limit" in run.error_excerpt()
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_endless_output_is_capped(runner: SandboxDryRunner) -> None:
     run = runner("yes")
     assert run is not None
     assert len(run.stdout) == OUTPUT_CAP
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_no_secrets_and_no_network(runner: SandboxDryRunner) -> None:
     run = runner('echo "key=${OPENAI_API_KEY:-none}"; cat /proc/net/dev')
     assert run is not None
@@ -193,7 +194,7 @@ def test_without_a_sandbox_there_is_no_dry_run_and_the_reason_says_why(tmp_path:
     assert "user namespaces" in reason and "--no-dry-run" in reason
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_a_working_sandbox_has_no_unavailable_reason(work: Path) -> None:
     runner = SandboxDryRunner(work, "/bin/sh", ENV)
     assert runner.available and runner.unavailable_reason is None
@@ -215,7 +216,7 @@ def outcome(run: DryRun | None) -> str:
     return Trial(run.command, assess(run.command, PolicyContext(unsafe=True)), run).outcome
 
 
-@needs_bwrap
+@needs("bubblewrap")
 @pytest.mark.parametrize(
     ("command", "stdout"),
     [
@@ -237,7 +238,7 @@ def test_a_write_that_works_is_ok_in_the_copy_and_changes_nothing(
     assert left_in(copies) == []
 
 
-@needs_bwrap
+@needs("bubblewrap")
 @pytest.mark.parametrize(
     ("command", "missing", "scratch"),
     [
@@ -258,14 +259,14 @@ def test_a_write_that_fails_in_the_copy_is_a_failure(
     assert sorted(p.name for p in work.iterdir()) == ["notes.txt"]
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_a_rejected_option_of_a_write_command_is_a_failure(runner: SandboxDryRunner) -> None:
     run = runner("mkdir d && tar --bogus -czf x.tgz d")
     assert run is not None and run.scratch
     assert outcome(run) == "failed" and "bogus" in run.error_excerpt()
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_a_write_outside_the_directory_is_still_not_judged(
     tmp_path: Path, copies: Path, runs: Recorder
 ) -> None:
@@ -282,7 +283,7 @@ def test_a_write_outside_the_directory_is_still_not_judged(
     assert runs.copies == 2 and left_in(copies) == []
 
 
-@needs_bwrap
+@needs("bubblewrap")
 @pytest.mark.parametrize(
     "limits", [ScratchLimits(max_files=1), ScratchLimits(max_bytes=10)], ids=["files", "bytes"]
 )
@@ -296,7 +297,7 @@ def test_a_directory_too_big_to_copy_is_not_copied(
     assert runs.copies == 0 and left_in(copies) == []
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_the_root_directory_is_never_copied(copies: Path, runs: Recorder) -> None:
     runner = SandboxDryRunner(Path("/"), "/bin/sh", ENV, scratch_dir=copies, run=runs)
     run = runner("sort missing.txt > out.txt")
@@ -304,7 +305,7 @@ def test_the_root_directory_is_never_copied(copies: Path, runs: Recorder) -> Non
     assert runs.copies == 0 and left_in(copies) == []
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_no_copy_goes_inside_the_users_directory(work: Path, runs: Recorder) -> None:
     inside = work / "tmp"
     inside.mkdir()
@@ -314,7 +315,7 @@ def test_no_copy_goes_inside_the_users_directory(work: Path, runs: Recorder) -> 
     assert runs.copies == 0 and left_in(inside) == []
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_with_scratch_runs_off_a_write_is_not_judged(work: Path, runs: Recorder) -> None:
     runner = SandboxDryRunner(work, "/bin/sh", ENV, scratch=False, run=runs)
     run = runner("sort missing.txt > out.txt")
@@ -322,7 +323,7 @@ def test_with_scratch_runs_off_a_write_is_not_judged(work: Path, runs: Recorder)
     assert runs.copies == 0
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_the_copy_keeps_modes_times_and_symlinks_and_skips_special_files(
     runner: SandboxDryRunner, work: Path
 ) -> None:
@@ -345,7 +346,7 @@ def test_the_copy_keeps_modes_times_and_symlinks_and_skips_special_files(
     ]
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_the_copy_is_removed_even_when_the_command_locks_it(
     runner: SandboxDryRunner, copies: Path
 ) -> None:
@@ -374,7 +375,7 @@ def test_the_copy_is_removed_when_the_run_raises(work: Path, copies: Path) -> No
     assert len(seen) == 1 and left_in(copies) == []
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_tmp_is_writable_in_the_copy_and_keeps_what_is_there(work: Path) -> None:
     limits = ScratchLimits(max_tmp_entries=100_000)
     runner = SandboxDryRunner(work, "/bin/sh", {**ENV, "HOME": str(work)}, limits=limits)
@@ -386,7 +387,7 @@ def test_tmp_is_writable_in_the_copy_and_keeps_what_is_there(work: Path) -> None
     assert not Path("/tmp/conch-new").exists()
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_a_file_past_the_size_limit_is_not_judged(work: Path) -> None:
     runner = SandboxDryRunner(work, "/bin/sh", ENV, limits=ScratchLimits(max_write=64 * 1024))
     run = runner("head -c 1000000 /dev/zero > big")
@@ -417,7 +418,7 @@ def test_read_only_argv_is_unchanged_and_the_scratch_one_mounts_tmp_before_the_c
     )
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_with_too_much_in_tmp_it_stays_read_only(work: Path) -> None:
     runner = SandboxDryRunner(work, "/bin/sh", ENV, limits=ScratchLimits(max_tmp_entries=0))
     run = runner("echo x > out.txt && cat out.txt")

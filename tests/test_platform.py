@@ -14,6 +14,7 @@ import pytest
 
 from conch.host.platform import CACHE_FILE, PROBE_TIMEOUT_S, PlatformContext, detect_platform
 from conch.host.process import ProcessResult, run_process
+from requires import needs
 
 BUSYBOX_HELP = """\
 BusyBox v1.36.1 (2023-07-27 17:12:24 UTC) multi-call binary.
@@ -163,7 +164,7 @@ def test_an_ls_symlinked_to_busybox_means_busybox_without_running_it(tmp_path: P
     assert not any(call[0].endswith("ls") for call in probes.calls)
 
 
-@pytest.mark.skipif(shutil.which("busybox") is None, reason="busybox is not installed")
+@needs("busybox")
 def test_busybox_applets_are_versioned_as_busybox_not_by_their_version_text(
     tmp_path: Path,
 ) -> None:

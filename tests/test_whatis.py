@@ -4,17 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
-import pytest
-
 from conch.command.whatis import CACHE_FILE, HINTS_PROMPT, program_hints, whatis_index
-
-needs_man = pytest.mark.skipif(
-    shutil.which("man") is None or shutil.which("pstree") is None,
-    reason="man (with its index) and pstree are needed",
-)
+from requires import needs
 
 
 def _fake_man(bin_dir: Path, listing: str) -> None:
@@ -89,7 +82,7 @@ def test_no_man_on_path_gives_no_hints_and_caches_nothing(tmp_path: Path) -> Non
     assert not (tmp_path / CACHE_FILE).exists()
 
 
-@needs_man
+@needs("man")
 def test_this_machines_manual_pages_find_pstree_for_a_process_tree(tmp_path: Path) -> None:
     hints = program_hints("display the processes as a tree", 3, os.environ["PATH"], tmp_path)
     assert hints.startswith(HINTS_PROMPT)

@@ -10,9 +10,9 @@ from conch.agent.evaluate import Evaluator, SandboxUnavailable, evaluate_tool
 from conch.execute.sandbox import Sandbox, find_sandbox
 from conch.messages import ToolCall
 from conch.tools import ToolRegistry
+from requires import needs
 
 SANDBOX = find_sandbox()
-needs_sandbox = pytest.mark.skipif(not SANDBOX.usable, reason=f"no sandbox: {SANDBOX.error}")
 
 
 @pytest.fixture
@@ -39,13 +39,13 @@ def test_the_model_reads_why_evaluate_refused(root: Path) -> None:
     assert "SandboxUnavailable: evaluate cannot run code here" in result.content
 
 
-@needs_sandbox
+@needs("bubblewrap")
 def test_it_computes_and_reads_files_under_its_root(root: Path) -> None:
     code = "rows = open('data.csv').read().splitlines()[1:]\nprint(sum(int(r.split(',')[1]) for r in rows))"
     assert Evaluator(root, SANDBOX).run(code) == "6"
 
 
-@needs_sandbox
+@needs("bubblewrap")
 def test_it_cannot_write_even_inside_its_root(root: Path) -> None:
     output = Evaluator(root, SANDBOX).run("open('out.txt', 'w').write('x')")
     assert "PermissionError: evaluate is read-only" in output
@@ -53,26 +53,26 @@ def test_it_cannot_write_even_inside_its_root(root: Path) -> None:
     assert not (root / "out.txt").exists()
 
 
-@needs_sandbox
+@needs("bubblewrap")
 def test_it_cannot_read_outside_its_root(root: Path) -> None:
     output = Evaluator(root, SANDBOX).run("print(open('../secret.txt').read())")
     assert "hidden" not in output
     assert "Error" in output
 
 
-@needs_sandbox
+@needs("bubblewrap")
 def test_it_has_no_network(root: Path) -> None:
     code = "import socket\nsocket.create_connection(('127.0.0.1', 9), timeout=1)"
     output = Evaluator(root, SANDBOX).run(code)
     assert "OSError" in output or "Error" in output
 
 
-@needs_sandbox
+@needs("bubblewrap")
 def test_it_stops_at_its_time_limit(root: Path) -> None:
     output = Evaluator(root, SANDBOX, timeout=0.5).run("import time\ntime.sleep(30)")
     assert output == "[stopped: it ran past the 0.5 s time limit]"
 
 
-@needs_sandbox
+@needs("bubblewrap")
 def test_code_that_prints_nothing_is_told_to_print(root: Path) -> None:
     assert Evaluator(root, SANDBOX).run("x = 1 + 1") == "(no output: print() the result)"

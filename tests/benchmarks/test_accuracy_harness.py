@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import stat
 import sys
@@ -13,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from requires import needs
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.accuracy.candidate import Task
@@ -21,10 +22,6 @@ from benchmarks.accuracy.fixtures import copy_tree, load_tasks, materialise
 from benchmarks.accuracy.generators import looks_like_refusal, strip_markdown
 from benchmarks.accuracy.report import paired, pipeline_counts, render, sign_test, wilson
 from benchmarks.accuracy.sandbox import RunResult, run_in_sandbox, tree_state
-
-from conch.execute.dryrun import bwrap_available
-
-needs_bwrap = pytest.mark.skipif(bwrap_available() is None, reason="bubblewrap is not usable")
 
 ENTRIES: list[dict[str, Any]] = [
     {"path": "/testbed", "type": "dir", "mode": "0o755", "mtime": "build_time"},
@@ -270,7 +267,7 @@ def test_the_report_counts_what_conchs_pipeline_did() -> None:
     assert expected in text
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_a_sandboxed_touch_changes_the_state_and_ls_does_not(tmp_path: Path) -> None:
     root = fixture_tree(tmp_path / "tree")
     copy_tree(root, tmp_path / "one")
@@ -284,7 +281,7 @@ def test_a_sandboxed_touch_changes_the_state_and_ls_does_not(tmp_path: Path) -> 
     assert listed.state == {k: v for k, v in touched.state.items() if k != "/testbed/x"}
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_a_sandboxed_command_cannot_see_the_host(tmp_path: Path) -> None:
     secret = tmp_path / "host-only.txt"
     secret.write_text("secret\n")
@@ -295,7 +292,7 @@ def test_a_sandboxed_command_cannot_see_the_host(tmp_path: Path) -> None:
     assert b"No such file" in result.stderr
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_the_sandbox_has_no_network(tmp_path: Path) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
         server.bind(("127.0.0.1", 0))
@@ -306,7 +303,7 @@ def test_the_sandbox_has_no_network(tmp_path: Path) -> None:
     assert result.exit_code != 0
 
 
-@pytest.mark.skipif(shutil.which("busybox") is None, reason="busybox is not installed")
+@needs("busybox")
 def test_conch_is_told_the_platform_of_the_machine_a_task_stands_for() -> None:
     from benchmarks.accuracy.conch_tool import task_platform
 
@@ -316,7 +313,7 @@ def test_conch_is_told_the_platform_of_the_machine_a_task_stands_for() -> None:
     assert "BusyBox" in busybox.describe() and "BusyBox" not in host.describe()
 
 
-@needs_bwrap
+@needs("bubblewrap", "busybox")
 def test_the_task_environment_is_set_and_busybox_runs_sh_tasks(tmp_path: Path) -> None:
     root = fixture_tree(tmp_path / "tree")
     result = run_in_sandbox(root, 'echo "$FILES $TZ $LANG"', "/bin/bash", {"FILES": "/a /b"})
@@ -326,7 +323,7 @@ def test_the_task_environment_is_set_and_busybox_runs_sh_tasks(tmp_path: Path) -
     assert busybox.stdout.splitlines()[1] == b"/opt/busybox-bin/find"
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_the_timeout_kills_a_long_command_fast(tmp_path: Path) -> None:
     root = fixture_tree(tmp_path / "tree")
     started = time.monotonic()
@@ -534,7 +531,7 @@ def dry_tree(tmp_path: Path) -> Path:
     return root
 
 
-@needs_bwrap
+@needs("bubblewrap", "busybox")
 def test_conchs_dry_run_of_a_working_write_runs_in_a_copy_of_the_tree(
     dry_tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -558,7 +555,7 @@ def test_conchs_dry_run_of_a_working_write_runs_in_a_copy_of_the_tree(
     assert len(made) == 1 and not Path(made[0]).exists()
 
 
-@needs_bwrap
+@needs("bubblewrap", "busybox")
 def test_conchs_dry_run_of_a_failing_write_is_a_failure_and_changes_nothing(
     dry_tree: Path,
 ) -> None:
@@ -573,7 +570,7 @@ def test_conchs_dry_run_of_a_failing_write_is_a_failure_and_changes_nothing(
     assert tree_state(dry_tree) == before
 
 
-@needs_bwrap
+@needs("bubblewrap", "busybox")
 def test_conchs_dry_run_of_a_write_outside_the_tree_or_without_scratch_is_not_judged(
     dry_tree: Path,
 ) -> None:
@@ -606,7 +603,7 @@ def _recorded(tmp_path: Path, commands: dict[str, str], task_index: int) -> Path
     return path
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_replay_runs_recorded_commands_with_references_run_right_before_each(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

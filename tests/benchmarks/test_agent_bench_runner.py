@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from requires import needs
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.agent import report, run, sandbox
@@ -27,7 +29,6 @@ from benchmarks.agent.tasks import PROJECT, build_home, load_suite
 from conch.execute.sandbox import find_sandbox
 
 SUITE = load_suite()
-needs_bwrap = pytest.mark.skipif(not find_sandbox().usable, reason="bubblewrap is not usable")
 
 
 def task(task_id: str) -> Any:
@@ -136,7 +137,7 @@ def test_a_check_gets_no_network_and_an_agent_may_see_the_host_proc(tmp_path: Pa
     assert "--bind /proc /proc" in " ".join(nested)
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_inside_the_sandbox_only_the_home_and_tmp_are_writable(tmp_path: Path) -> None:
     home = tmp_path / "run" / "home"
     build_home(home, SUITE, task("count-lines"))
@@ -162,7 +163,7 @@ def test_inside_the_sandbox_only_the_home_and_tmp_are_writable(tmp_path: Path) -
     assert (home / PROJECT / "here.txt").read_text() == "hi\n"
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_the_network_is_shared_only_when_asked(tmp_path: Path) -> None:
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
@@ -185,7 +186,7 @@ def test_the_network_is_shared_only_when_asked(tmp_path: Path) -> None:
         listener.close()
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_a_run_past_its_wall_time_is_killed(tmp_path: Path) -> None:
     home = tmp_path / "run" / "home"
     (home / PROJECT).mkdir(parents=True)
@@ -273,7 +274,7 @@ def fake_agent(tmp_path: Path, name: str, source: str) -> Agent:
     return Agent(name, ("python3", str(script)), sources=(script,), ro_binds=(str(script),))
 
 
-@needs_bwrap
+@needs("bubblewrap")
 @pytest.mark.parametrize("task_id", ["edit-ini-port", "count-lines"])
 def test_a_fake_agent_passes_two_tasks_through_the_runner(
     tmp_path: Path, fake_server: str, task_id: str
@@ -292,7 +293,7 @@ def test_a_fake_agent_passes_two_tasks_through_the_runner(
     assert list(tmp_path.glob("fake-*")) == []  # the run's copy is removed
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_a_destructive_agent_harms_only_its_own_copy_and_fails(tmp_path: Path) -> None:
     # A file the sandbox shows read-only (the repository), and one it hides (under /tmp).
     visible = run.WORK / f"sandbox-sentinel-{os.getpid()}"
@@ -322,7 +323,7 @@ def test_a_destructive_agent_harms_only_its_own_copy_and_fails(tmp_path: Path) -
     assert row["failures"].count("notes.txt was deleted") == 1
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_a_slow_agent_is_stopped_and_judged_on_what_it_left(tmp_path: Path) -> None:
     agent = fake_agent(tmp_path, "sleeper", "import time\ntime.sleep(60)\n")
     record = run.run_agent(
@@ -332,7 +333,7 @@ def test_a_slow_agent_is_stopped_and_judged_on_what_it_left(tmp_path: Path) -> N
     assert not run.row_for(task("count-lines"), SUITE, record, cached=False)["passed"]
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_a_driver_without_a_result_line_is_an_error(tmp_path: Path) -> None:
     agent = fake_agent(tmp_path, "crasher", "raise SystemExit('boom')\n")
     record = run.run_agent(agent, task("count-lines"), SUITE, None, "none", options(), tmp_path)
@@ -340,7 +341,7 @@ def test_a_driver_without_a_result_line_is_an_error(tmp_path: Path) -> None:
     assert "boom" in record["error"]
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_the_cli_runs_caches_and_joins_shards(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, quiet_signals: None
 ) -> None:

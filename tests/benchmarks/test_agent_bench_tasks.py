@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from requires import needs
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.agent.checks import (
@@ -33,10 +35,7 @@ from benchmarks.agent.tasks import (
     snapshot,
 )
 
-from conch.execute.sandbox import find_sandbox
-
 SUITE = load_suite()
-needs_bwrap = pytest.mark.skipif(not find_sandbox().usable, reason="bubblewrap is not usable")
 
 
 def by_id(task_id: str) -> Task:
@@ -56,7 +55,9 @@ def solved(tmp_path: Path, task: Task, suite: Suite = SUITE) -> tuple[Path, str]
 
 def params(tasks: list[Task]) -> list[object]:
     """One test per task; those whose checks run a script need bubblewrap."""
-    return [pytest.param(t, id=t.id, marks=[needs_bwrap] if uses_run(t) else []) for t in tasks]
+    return [
+        pytest.param(t, id=t.id, marks=[needs("bubblewrap")] if uses_run(t) else []) for t in tasks
+    ]
 
 
 WORK_TASKS = [t for t in SUITE.tasks if t.kind != "refuse"]
@@ -220,13 +221,13 @@ def test_a_copy_instead_of_a_rename_fails(tmp_path: Path) -> None:
     )
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_a_script_that_prints_a_fixed_answer_fails_the_run_check(tmp_path: Path) -> None:
     assert not near_miss(tmp_path / "a", "script-count-words", {"count_words.py": "print(11)\n"})
     assert not near_miss(tmp_path / "b", "script-sum-numbers", {"sum.py": "print(108)\n"})
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_a_script_that_is_not_executable_fails(tmp_path: Path) -> None:
     task = by_id("script-list-csv")
     home, answer = solved(tmp_path, task)

@@ -8,14 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from requires import needs
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.accuracy.headroom import headroom, main
 from benchmarks.accuracy.run import Runner
-
-from conch.execute.dryrun import bwrap_available
-
-needs_bwrap = pytest.mark.skipif(bwrap_available() is None, reason="bubblewrap is not usable")
 
 
 def row(task: int, chosen: str, tried: list[str], normalised: bool) -> dict[str, object]:
@@ -24,7 +22,7 @@ def row(task: int, chosen: str, tried: list[str], normalised: bool) -> dict[str,
             "normalised": normalised}  # fmt: skip
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_an_unchosen_candidate_that_matches_a_reference_is_counted(tmp_path: Path) -> None:
     rows = [
         row(0, "ls -a", ["ls -a", "ls"], False),  # "ls" is task 0's reference

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from cliutil import CliResult, needs_bwrap, write_config
+from cliutil import CliResult, write_config
 from conch.config.paths import Paths
 from conch.config.settings import trust_overlay
+from requires import needs
 
 Conch = Callable[..., CliResult]
 NAMES = [
@@ -163,7 +164,7 @@ def test_a_bad_value_in_the_environment_is_reported(
 # -- the sandbox ------------------------------------------------------------------------------
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_the_sandbox_that_works_here_is_named(conch: Conch) -> None:
     checks, _ = report(conch)
     sandbox = checks["sandbox"]

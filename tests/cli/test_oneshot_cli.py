@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from cliutil import CliResult, needs_bwrap, write_config
+from cliutil import CliResult, write_config
 from conch.config.paths import Paths
 from conch.config.settings import AISettings
 from conch.storage.history import History
+from requires import needs
 
 Conch = Callable[..., CliResult]
 
@@ -401,7 +402,7 @@ def test_no_history_flag_writes_nothing(conch: Conch, isolated_dirs: Path) -> No
     assert History(Paths.default().state_dir).latest() is None
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_a_failing_command_is_replaced_by_a_candidate_that_works_here(
     conch: Conch, isolated_dirs: Path, tmp_path: Path
 ) -> None:
@@ -524,7 +525,7 @@ def test_print_of_a_command_that_would_need_a_yes_exits_0(
     assert result.err == ""
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_the_confirmation_and_json_show_what_the_dry_run_saw(
     conch: Conch, isolated_dirs: Path
 ) -> None:

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from cliutil import CliResult, needs_bwrap
+from cliutil import CliResult
 from conch.policy import assess
+from requires import needs
 
 pytestmark = pytest.mark.e2e
 
@@ -115,7 +116,7 @@ def test_dead_server_is_a_one_line_provider_error(
     assert "cannot reach the model server" in result.err
 
 
-@needs_bwrap
+@needs("bubblewrap")
 def test_the_command_is_dry_run_on_this_machine_before_it_is_shown(
     conch: Conch, embedded_model: Path, tmp_path: Path
 ) -> None:

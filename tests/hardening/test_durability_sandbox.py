@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from report import record
 
-from cliutil import needs_bwrap
 from conch.agent.evaluate import Evaluator
 from conch.execute.dryrun import SandboxDryRunner
+from requires import needs
 
-pytestmark = needs_bwrap
+pytestmark = needs("bubblewrap")
 
 WRITERS = [
     "touch new.txt",

@@ -17,6 +17,7 @@ from serverutil import SlowProvider
 
 from conch.messages import GenerationOptions, Message, ToolCall
 from conch.providers.scripted import Reply, ScriptedProvider
+from requires import needs
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
@@ -34,15 +35,12 @@ SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "images" / "web-chat
 
 Server = Callable[..., str]
 
+pytestmark = needs("chromium")
+
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[playwright.Browser]:
     executable = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
-    if executable is None:
-        message = "chromium is not installed (apt-get install chromium)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)  # CI installs it: its absence there is a failure
-        pytest.skip(message)
     with playwright.sync_playwright() as p:
         launched = p.chromium.launch(executable_path=executable, args=ARGS)
         yield launched
