@@ -171,8 +171,28 @@ def test_whitelisted_read_only_command_runs_without_a_question(
     result = conch("list files")
     assert result.code == 0
     assert "[E]xecute" not in result.err
+    assert result.err.endswith("  ls\n  risk: read-only\n")  # shown all the same
     (line,) = (Paths.default().state_dir / "audit.log").read_text().splitlines()
     assert " | ls | exit:0 | " in line  # every command that runs leaves one audit line
+
+
+@pytest.mark.parametrize("flags", [(), ("--quiet",), ("--yes",), ("--yes", "--quiet")])
+def test_a_command_is_shown_once_before_it_runs_asked_or_not(
+    conch: Conch, isolated_dirs: Path, tmp_path: Path, flags: tuple[str, ...]
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    (work / "wc.yaml").write_text(
+        "meta_prompt: only wc\ntools:\n  - name: wc\n    config: count\n", encoding="utf-8"
+    )
+    (work / "notes.txt").write_text("a\nb\n", encoding="utf-8")
+    scripted(isolated_dirs, "wc -l notes.txt")
+    result = conch(*flags, "wc.yaml", "count the lines of notes.txt", cwd=work)
+    assert result.code == 0
+    # Without --yes nothing is asked (the prompt config allows wc); with it, the question's
+    # display is the one; either way the command is on stderr once, before it ran.
+    assert result.err.count("  wc -l notes.txt\n  risk: read-only\n") == 1
+    assert last_entry()["executed"] is True
 
 
 def test_whitelist_rejects_other_programs(conch: Conch, isolated_dirs: Path) -> None:

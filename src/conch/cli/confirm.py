@@ -77,6 +77,8 @@ class Asker:
         self.state, self.loaded, self.prompt = state, loaded, prompt
         self.prompt_source, self.explanation, self.provider = prompt_source, explanation, provider
         self.shown = False
+        # The command the question was last about (None: no question was asked).
+        self.displayed: str | None = None
         # The policy's verdict on the user's edit of the command (set by the caller).
         self.reassess: Callable[[str], Verdict] = _assess
         # What the dry run of a command saw, in words (set by the caller).
@@ -124,6 +126,7 @@ class Asker:
 
     def _show(self, command: str, verdict: Verdict, wanted: Confirmation) -> None:
         env = self.state.env
+        self.displayed = command
         if self.shown:  # an edit: the command and what the policy says of it
             lines = [f"dry run: {self.seen(command)}"] if self.seen is not None else []
             ui.show_command(env, command, verdict.risk.value, verdict.reasons, lines)

@@ -343,6 +343,8 @@ def _execute(
     def started(command: str, verdict: Verdict) -> None:
         state.executed = True
         state.command, state.verdict = command, verdict
+        if asker.displayed != command:  # no question: still shown before it runs (even -q)
+            ui.show_command(env, command, verdict.risk.value, verdict.reasons)
 
     try:
         ran = run_checked(
