@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 
 import pexpect
+import pyte
 
 from cliutil import write_config
 from conch.cli.environment import Environment
@@ -43,12 +44,29 @@ def test_live_tokens_per_second_then_the_report() -> None:
         now[0] = at
         progress.on_event(TextDelta(piece))
     progress.on_event(Finished(Usage(300, 3), "stop"))
-    progress.clear()
     err = env.stderr.getvalue()  # type: ignore[attr-defined]
     assert "generating · 3 tokens" in err and "tk/s" in err
     report = err.rsplit("\r\x1b[2K", 1)[-1]
     # three pieces 0.1 s apart: two intervals in 0.2 s
-    assert report == "\x1b[34m● 7% / 303 tokens  last: 10.0tk/s\x1b[0m\n"
+    assert report == "\x1b[34m● 7% / 303 tokens  last: 10.0tk/s\x1b[0m"
+
+
+def test_the_line_and_its_report_are_erased_when_the_result_is_shown() -> None:
+    env = terminal_env()
+    now = [0.0]
+    progress = Progress(env, enabled=True, n_ctx=4096, clock=lambda: now[0])
+    progress.start("generating")
+    for at, piece in ((1.0, "ls"), (1.1, " -la")):
+        now[0] = at
+        progress.on_event(TextDelta(piece))
+    progress.on_event(Finished(Usage(300, 2), "stop"))
+    progress.clear()
+    err = env.stderr.getvalue()  # type: ignore[attr-defined]
+    assert "● 7% / 302 tokens" in err
+    # Nothing of the line stays: it never ends a line, and it ends erased.
+    assert "\n" not in err and err.endswith("\r\x1b[2K")
+    progress.clear()  # a second clear writes nothing more
+    assert env.stderr.getvalue() == err  # type: ignore[attr-defined]
 
 
 class FrameWatch(io.StringIO):
@@ -126,7 +144,9 @@ def test_no_report_when_nothing_was_generated() -> None:
     assert "●" not in env.stderr.getvalue()  # type: ignore[attr-defined]
 
 
-def test_the_report_in_a_real_terminal(isolated_dirs: Path, tmp_path: Path) -> None:
+def test_the_report_in_a_real_terminal_is_gone_when_the_command_is_shown(
+    isolated_dirs: Path, tmp_path: Path
+) -> None:
     write_config(
         isolated_dirs,
         "generation:\n  dry_run: false\nai:\n  provider: scripted\n  script:\n"
@@ -144,6 +164,11 @@ def test_the_report_in_a_real_terminal(isolated_dirs: Path, tmp_path: Path) -> N
     )
     child.expect(r"● \d+ tokens  last: \d+\.\dtk/s")
     child.expect_exact("ls -la --sort=size /tmp")
+    shown = child.before + child.after
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+    screen = pyte.Screen(120, 40)
+    pyte.Stream(screen).feed(shown + child.before)
+    lines = [line.rstrip() for line in screen.display if line.strip()]
+    assert lines == ["ls -la --sort=size /tmp"]  # the report was there, and is erased

@@ -37,7 +37,8 @@ def usage_report(prompt_tokens: int, completion_tokens: int, rate: float, n_ctx:
 
 class Progress:
     """A one-line spinner on stderr while conch waits, with live tokens/s while the model
-    writes, and a one-line usage report when it is done.
+    writes, and the usage report in its place when the model is done; ``clear`` erases the
+    line, so nothing of it stays above what is shown next (the command, an answer).
 
     Silent unless stderr is a terminal (stdout may go to a pipe or a file: ``conch -p ... |
     xclip`` still shows what conch is doing), and with ``-q`` or ``NO_COLOR``.
@@ -77,6 +78,7 @@ class Progress:
             if label != self.label:
                 self.tokens = 0
             self.label, self.fraction = label, fraction
+            self.usage = None
             self._draw()
         self._ensure_ticker()
 
@@ -85,6 +87,7 @@ class Progress:
         with self._lock:
             self.label, self.fraction = label, None
             self.tokens = 0
+            self.usage = None
             self.started = self.clock()
             self.first_token = 0.0
         if self.enabled:
@@ -94,13 +97,17 @@ class Progress:
 
     def on_event(self, event: ProviderEvent) -> None:
         """Show a model event: a stage of loading, a streamed piece (counted, the rate
-        refreshed), the usage at the end (kept for the report). Notes are the caller's."""
+        refreshed), the usage at the end (the report, on the line until the next stage or
+        ``clear``). Notes are the caller's."""
         if isinstance(event, Stage):
             self.stage(event.label, event.fraction)
         elif isinstance(event, Finished):
             usage = event.usage
             if usage.prompt_tokens or usage.completion_tokens:
-                self.usage = (usage.prompt_tokens, usage.completion_tokens)
+                with self._lock:
+                    self.usage = (usage.prompt_tokens, usage.completion_tokens)
+                    if self.enabled:
+                        self._draw()
         elif isinstance(event, TextDelta) and event.text:
             self._count()
 
@@ -117,7 +124,8 @@ class Progress:
                 self._draw()
 
     def clear(self) -> None:
-        """Stop the spinner, erase its line, and print the usage report if tokens flowed."""
+        """Stop the spinner and erase its line (the report with it): what comes next is
+        written where the line was."""
         self._stop.set()
         ticker, self._ticker = self._ticker, None
         if ticker is not None and ticker.ident is not None:  # Ctrl+C may land before start
@@ -126,13 +134,10 @@ class Progress:
         if not self.enabled:
             return
         with self._lock:
+            self.usage = None
             if self._shown:
                 self.env.stderr.write("\r\x1b[2K")
                 self._shown = False
-            if self.usage is not None and self.rate >= 0.1:
-                report = usage_report(*self.usage, self.rate, self.n_ctx)
-                self.env.stderr.write(paint(self.env, report, "34") + "\n")
-                self.usage = None
             self.env.stderr.flush()
 
     def _ensure_ticker(self) -> None:
@@ -143,11 +148,18 @@ class Progress:
     def _tick(self) -> None:
         while not self._stop.wait(_TICK_S):
             with self._lock:
-                self._frame += 1
-                self._draw()
+                if self.usage is None:  # the report stays as it is
+                    self._frame += 1
+                    self._draw()
 
     def _draw(self) -> None:
         """Redraw the line (the caller holds the lock)."""
+        if self.usage is not None and self.rate >= 0.1:
+            report = usage_report(*self.usage, self.rate, self.n_ctx)
+            self.env.stderr.write("\r\x1b[2K" + paint(self.env, report, "34"))
+            self.env.stderr.flush()
+            self._shown = True
+            return
         spinner = SPINNER[self._frame % len(SPINNER)]
         text = f"{spinner} {self.label}"
         if self.fraction is not None:
