@@ -128,9 +128,37 @@ def test_a_bad_action_is_a_usage_error(conch: Conch) -> None:
     assert result.err.count("\n") == 1
 
 
-def test_without_a_keyring_set_fails_in_one_line_without_the_key(conch: Conch) -> None:
+@pytest.mark.parametrize("tty", [False, True])
+def test_without_a_keyring_set_fails_in_one_line_before_asking_for_the_key(
+    conch: Conch, tty: bool
+) -> None:
     previous = keyring.get_keyring()
-    keyring.set_keyring(fail.Keyring())
+    keyring.set_keyring(fail.Keyring())  # what keyring picks when there is no backend
+    try:
+        result = conch("auth", "set", "openai", stdin=SECRET, tty=tty, answers=SECRET + "\n")
+    finally:
+        keyring.set_keyring(previous)
+    assert (result.code, result.out) == (1, "")
+    assert result.err == (
+        "conch: no system keyring to keep the key in (keyring.backends.fail.Keyring); set "
+        "OPENAI_API_KEY in the environment instead, or install a keyring backend "
+        "(`conch doctor` shows the keyring)\n"
+    )
+    assert "API key for" not in result.err  # nothing was asked
+
+
+class _Refusing(FileKeyring):
+    """A keyring that is there but refuses to keep anything (a locked store)."""
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        raise keyring.errors.KeyringLocked(f"the store is locked; not keeping {password}")
+
+
+def test_a_keyring_that_refuses_the_key_fails_in_one_line_without_the_key(
+    conch: Conch, tmp_path: Path
+) -> None:
+    previous = keyring.get_keyring()
+    keyring.set_keyring(_Refusing(tmp_path / "keyring.json"))
     try:
         result = conch("auth", "set", "openai", stdin=SECRET)
     finally:

@@ -83,8 +83,14 @@ def _show(name: str, variable: str, env: Environment) -> int:
 
 
 def _set(name: str, variable: str, env: Environment) -> int:
-    from conch.config.credentials import store_secret
+    from conch.config.credentials import keyring_backend, store_secret
 
+    backend, available = keyring_backend()
+    if not available:  # before the key is asked for: it could not be kept
+        raise ConfigError(
+            f"no system keyring to keep the key in ({backend}); set {variable} in the "
+            "environment instead, or install a keyring backend (`conch doctor` shows the keyring)"
+        )
     secret = _read_secret(env, f"API key for {name} ({variable}): ")
     if not secret:
         raise UsageError("no key given; nothing was saved")

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 from conch.command.diagnosis import TIMEOUT_S, Check, Report, first_line, one_line
 from conch.command.doctor_model import check_engine, check_model_file, check_provider
+from conch.config.credentials import keyring_backend
 from conch.config.paths import Paths
 from conch.config.settings import (
     Settings,
@@ -216,14 +217,7 @@ def check_keyring(settings: Settings, environ: Mapping[str, str]) -> Check:
     variable = ai.azure_api_key_env if ai.provider == "azure" else ai.api_key_env
     official = ai.provider == "openai" and _is_openai(ai.base_url)
     needed = (ai.provider == "azure" or official) and not environ.get(variable)
-    try:
-        import keyring
-
-        backend = keyring.get_keyring()
-        name = f"{type(backend).__module__}.{type(backend).__name__}"
-        available = float(getattr(backend, "priority", 0)) > 0
-    except Exception as exc:  # backends fail in many ways (D-Bus, a locked store)
-        name, available = f"unusable: {first_line(exc)}", False
+    name, available = keyring_backend()
     facts = {"backend": name, "available": available}
     if available:
         return Check("keyring", True, f"{name}", needed, facts=facts)

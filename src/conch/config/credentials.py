@@ -64,6 +64,22 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
     return text
 
 
+def keyring_backend() -> tuple[str, bool]:
+    """The system keyring's backend, as ``module.Class`` (or ``unusable: why``), and whether
+    it can keep a key: without a backend keyring picks its ``fail`` one, which refuses every
+    key, and ``null`` (chosen to turn the keyring off) keeps none."""
+    try:
+        import keyring
+        from keyring.backends import fail, null
+
+        backend = keyring.get_keyring()
+        name = f"{type(backend).__module__}.{type(backend).__name__}"
+        return name, not isinstance(backend, fail.Keyring | null.Keyring)
+    except Exception as exc:  # backends fail in many ways (D-Bus, a locked store)
+        lines = str(exc).strip().splitlines()
+        return f"unusable: {lines[0] if lines else type(exc).__name__}", False
+
+
 def keyring_secret(env_var: str) -> str | None:
     """The secret the system keyring holds for ``env_var``, or None (none stored, or no
     usable keyring)."""
