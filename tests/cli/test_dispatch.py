@@ -120,3 +120,60 @@ def test_check_reports_what_safe_mode_runs_without_a_shell(conch: Conch) -> None
     assert conch("check", "--tools", "du,sort", "--", "du -sh * | sort -h").code == 3
     allowed = conch("check", "--tools", "du,sort", "--allow-pipelines", "--", "du -sh * | sort -h")
     assert allowed.code == 0
+
+
+# -- options anywhere on the line; `--` ends them ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["j.yaml", "-p", "names of users older than 30"],
+        ["j.yaml", "names of users", "-p", "older than 30"],
+        ["names", "-p", "of", "--no-history", "users", "older", "than", "30"],
+        ["-p", "names of users older than 30", "-q"],
+    ],
+)
+def test_options_are_accepted_anywhere_among_the_words(
+    conch: Conch, scripted: Path, tmp_path: Path, argv: list[str]
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    (work / "j.yaml").write_text(
+        "meta_prompt: only ls\ntools:\n  - name: ls\n    config: list\n", encoding="utf-8"
+    )
+    result = conch(*argv, cwd=work)
+    assert (result.code, result.out) == (0, "ls\n"), result.err
+
+
+def test_after_dashes_every_word_is_a_word_however_it_looks() -> None:
+    from conch.cli.agentargs import parse_anywhere
+
+    parsed = parse_anywhere(build_parser(), ["-p", "--peek", "a.json", "--", "-y", "-p", "--", "x"])
+    assert parsed.words == ["-y", "-p", "--", "x"]
+    assert (parsed.print_only, parsed.yes, parsed.peek) == (True, False, ["a.json"])
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "--", "ls", "-la", "--json"],  # after `--`: the command's own flags
+        ["check", "--", "ls", "-la"],
+    ],
+)
+def test_check_keeps_the_flags_of_the_command_after_dashes(conch: Conch, argv: list[str]) -> None:
+    result = conch(*argv)
+    assert result.code == 0, result.err
+    assert "ls -la" in result.out and not result.out.lstrip().startswith("{")
+
+
+def test_subcommand_options_are_accepted_anywhere(conch: Conch, isolated_dirs: Path) -> None:
+    # The words on both sides of an option are gathered (and here, unquoted, refused as such).
+    run = conch("run", "list", "-q", "files")
+    assert run.code == 2 and 'takes one instruction in quotes: conch run "list files"' in run.err
+    chat = conch("chat", "-q", "hello", "--no-daemon")
+    assert chat.code == 2 and "`conch chat` takes no words" in chat.err
+    shown = conch("auth", "show", "--traceback", "openai")
+    assert shown.code == 1 and shown.out.startswith("openai: no key")
+    status = conch("daemon", "status", "--json")
+    assert status.code == 1 and status.out.lstrip().startswith("{")

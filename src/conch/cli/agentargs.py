@@ -36,6 +36,27 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message}; see `{self.prog} --help`")
 
 
+def parse_anywhere(parser: argparse.ArgumentParser, args: list[str]) -> argparse.Namespace:
+    """``args`` parsed with options anywhere among the words (``conch jq.yaml -p "names of
+    users"``); ``--`` ends the options, and every word after it is a word, however it looks.
+
+    Python 3.11's ``parse_intermixed_args`` takes a word after ``--`` that looks like an
+    option for one, so those words are parsed as stand-ins (never option-like) and put back.
+    """
+    if "--" not in args:
+        return parser.parse_intermixed_args(args)
+    end = args.index("--")
+    after = args[end + 1 :]
+    stand_ins = {f"\0word{i}\0": word for i, word in enumerate(after)}
+    parsed = parser.parse_intermixed_args([*args[:end], "--", *stand_ins])
+    for name, value in vars(parsed).items():
+        if isinstance(value, list):
+            setattr(parsed, name, [stand_ins.get(v, v) if isinstance(v, str) else v for v in value])
+        elif isinstance(value, str) and value in stand_ins:
+            setattr(parsed, name, stand_ins[value])
+    return parsed
+
+
 def add_model_flags(p: argparse._ActionsContainer) -> None:
     """``--provider`` and ``--model``: which model answers."""
     p.add_argument("--provider", metavar="NAME", help="override ai.provider")

@@ -16,6 +16,7 @@ from conch.cli.agentargs import (
     SHELL_USAGE,
     add_daemon_flag,
     add_model_flags,
+    parse_anywhere,
 )
 from conch.cli.environment import Environment
 from conch.cli.status import ExitStatus, status_for
@@ -49,14 +50,14 @@ def _check(rest: list[str], env: Environment) -> int:
         )
     from conch.cli.check import run_check
 
-    return run_check(build_check_parser().parse_args(rest), env)
+    return run_check(parse_anywhere(build_check_parser(), rest), env)
 
 
 def _parse(parser: argparse.ArgumentParser, word: str, rest: list[str]) -> argparse.Namespace:
-    """``rest`` parsed for the subcommand ``word``; a usage error also says how to ask for a
-    command that starts with that word."""
+    """``rest`` parsed for the subcommand ``word`` (options anywhere, ``--`` ends them); a
+    usage error also says how to ask for a command that starts with that word."""
     try:
-        return parser.parse_args(rest)
+        return parse_anywhere(parser, rest)
     except UsageError as exc:
         raise UsageError(
             f"{str(exc).removesuffix('; see `conch --help`')}; "
@@ -409,7 +410,7 @@ def raw_main(args: Sequence[str], env: Environment) -> int:
             f"starts with '{first}', write: {_as_request(args)}"
         )
     request = args[1:] if first == ASK else args
-    parsed = build_parser().parse_args(request)
+    parsed = parse_anywhere(build_parser(), request)
     words: list[str] = parsed.words
     command_word = bool(words) and (words[0] in COMMANDS or words[0] in RESERVED)
     if command_word and first != ASK and "--" not in request[: request.index(words[0])]:
