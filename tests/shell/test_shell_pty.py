@@ -224,3 +224,47 @@ def test_alt_enter_sends_a_command_line_to_the_model(
     session = ShellSession.last(Paths.default().state_dir)
     assert session is not None
     assert [r["type"] for r in session.records()] == ["start", "turn", "turn"]
+
+
+def test_made_up_output_never_reaches_the_screen_and_a_wrong_path_is_not_offered(
+    isolated_dirs: Path, work: Path, started: list[pexpect.spawn]
+) -> None:
+    invented = (
+        "Let me look.\nCMD: ls logs\nexit code: 0\napp.log  made-up-listing.log\n\n"
+        "CMD: tail -n 3 app.log\nexit code: 0\nmade-up line one\nmade-up line two\n\n"
+        "This shows the last three lines."
+    )
+    script(isolated_dirs, invented, "tail -n 3 logs/app.log")
+    (work / "logs").mkdir()
+    lines = "".join(f"log entry {n}\n" for n in range(1, 6))
+    (work / "logs" / "app.log").write_text(lines, encoding="utf-8")
+    canary = work.parent / "canary.txt"  # outside the directory the shell works in
+    canary.write_text("untouched\n", encoding="utf-8")
+    shell = start(work)
+    started.append(shell)
+    shell.send("ls logs\r")
+    shell.expect_exact("app.log\r\n")
+    shell.expect_exact(PROMPT)
+    shell.send("show the 3 most recent lines of app.log\r")
+    shell.expect_exact("Run it? [y]es, [e]dit, [n]o [n] ")
+    screen = shell.before
+    for made_up in ("made-up-listing.log", "made-up line one", "made-up line two", "exit code"):
+        assert made_up not in screen
+    assert "Let me look." in screen and "This shows the last three lines." in screen
+    assert "left out 6 lines the model made up as command output" in screen
+    assert "problem: 'app.log' does not exist in the current directory" in screen
+    assert "(there is logs/app.log)" in screen
+    offered = screen.split("the model's correction:", 1)[1]
+    assert "tail -n 3 logs/app.log" in offered  # the wrong command is never asked about
+    shell.send("y\r")
+    shell.expect_exact("log entry 5\r\n")
+    shell.expect_exact(PROMPT)
+    assert "log entry 2" not in shell.before
+    shell.send(":quit\r")
+    assert finish(shell) == 0
+    assert canary.read_text(encoding="utf-8") == "untouched\n"
+    assert (work / "logs" / "app.log").read_text(encoding="utf-8") == lines
+    session = ShellSession.last(Paths.default().state_dir)
+    assert session is not None
+    ran = [(r["command"], r["source"]) for r in session.records() if r["type"] == "exec"]
+    assert ran == [("ls logs", "typed"), ("tail -n 3 logs/app.log", "suggested")]

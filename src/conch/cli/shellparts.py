@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from conch.mcp.client import McpServers
     from conch.messages import GenerationOptions, Usage
     from conch.providers.base import Provider
+    from conch.shell.check import Checked, Checker
     from conch.shell.turns import Reply
 
 # The most a reply may be, in tokens.
@@ -86,6 +87,7 @@ class ShellParts:
         self.read: LineReader | None = None  # set by the loop
         self.auto: object | None = None  # the agent of autonomous mode (shellauto.AutoAgent)
         self._known: tuple[tuple[str, tuple[str, ...]], Container[str]] | None = None
+        self._checker: Checker | None = None
         self._out = _output(env)
         self._keys = _keys(env)
 
@@ -143,6 +145,15 @@ class ShellParts:
         if self._known is None or self._known[0] != key:
             self._known = (key, known_commands(key[1], path=key[0]))
         return self._known[1]
+
+    def check(self, command: str) -> Checked:
+        """A suggested command checked where it would run (``conch.shell.check``)."""
+        if self._checker is None:
+            from conch.config.paths import Paths
+            from conch.shell.check import Checker
+
+            self._checker = Checker(self.loaded.settings, Paths.default().cache_dir)
+        return self._checker.check(command, self.state)
 
     def run(self, line: str, source: str = "typed") -> Ran:
         """Run ``line`` in the shell, live on the terminal; what it printed goes to the

@@ -1,13 +1,18 @@
-"""The model's side of ``conch shell``: a turn streamed to the terminal, then each command
-the reply suggests, shown with the safety policy's verdict and run only on the user's say.
+"""The model's side of ``conch shell``: a turn streamed to the terminal (without the command
+output the model made up), then each command the reply suggests, checked
+(``conch.shell.check``), shown with the safety policy's verdict and run only on the user's
+say.
 
-A suggestion can be run (``y``), edited (``e``: it fills the input line, and what the user
-sends runs as a typed line would, after the same policy check) or left (``n``, the
-default). A command the policy rejects is shown with the reason and never run. Whatever
-runs reaches the next turn's context like a typed command. A suggestion that does not run
-leaves its line in the audit log (``refused:policy``, ``refused:declined`` or
-``refused:unasked``); the policy's refusal is ``conch.execute.checked.refuse_rejected``, the
-one ``run_checked`` makes.
+A suggestion with a problem (a path that does not exist, a program or option this machine
+lacks, a dry run that failed) is shown with it, and the model is asked once for a correction
+(``generation.repair``); a correction without the problem is offered instead, otherwise the
+suggestion is offered with its problems, and always asked about. A suggestion can be run
+(``y``), edited (``e``: it fills the input line, and what the user sends runs as a typed line
+would, after the same policy check) or left (``n``, the default). A command the policy
+rejects is shown with the reason and never run. Whatever runs reaches the next turn's
+context like a typed command. A suggestion that does not run leaves its line in the audit
+log (``refused:policy``, ``refused:declined`` or ``refused:unasked``); the policy's refusal
+is ``conch.execute.checked.refuse_rejected``, the one ``run_checked`` makes.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from conch.shell.turns import judge, model_turn, needs_yes, shown_reasons
 
 if TYPE_CHECKING:
     from conch.execute.audit import Refusal
+    from conch.shell.check import Checked
 
 QUESTION = "Run it? [y]es, [e]dit, [n]o [n] "
 NOT_FOUND_QUESTION = "conch: no such command; ask the model about this line instead? [y/N] "
@@ -40,9 +46,8 @@ def ask_model(parts: ShellParts, text: str) -> None:
     view.begin()
     try:
         with log.turn(text):
-            reply = drain(
-                model_turn(parts.context, parts.provider, text, parts.options), view.on_event
-            )
+            turn = model_turn(parts.context, parts.provider, text, parts.options, parts.known())
+            reply = drain(turn, view.on_event)
             log.code = 0
     except KeyboardInterrupt:
         view.on_event(TurnFinished("", 1))
@@ -53,6 +58,9 @@ def ask_model(parts: ShellParts, text: str) -> None:
         parts.warn(f"{exc}; the question joins your next one")
         return
     view.on_event(TurnFinished(reply.text, 1, reply.usage))
+    if reply.dropped:
+        lines = "a line" if reply.dropped == 1 else f"{reply.dropped} lines"
+        parts.say(f"left out {lines} the model made up as command output (nothing ran)")
     parts.save_turn(text, reply)
     if reply.eviction is not None:
         parts.say(reply.eviction.notice)
@@ -62,14 +70,24 @@ def ask_model(parts: ShellParts, text: str) -> None:
 
 
 def offer(parts: ShellParts, command: str) -> Ran | None:
-    """Show one suggested command with the policy's verdict; run it (or the user's edit of
-    it) when the user says so. What ran, or None."""
+    """Check one suggested command (and have it corrected when it has a problem), show it
+    with the policy's verdict and what the checks found; run it (or the user's edit of it)
+    when the user says so. What ran, or None."""
     env = parts.env
-    verdict = judge(command, parts.state.cwd)
-    _show(parts, command, verdict, "the model suggests:")
+    checked = _check(parts, command)
+    heading = "the model suggests:"
+    if checked.problems and not checked.rejected and parts.loaded.settings.generation.repair:
+        _show_checked(parts, checked, heading)
+        corrected = _correct(parts, checked)
+        if corrected is not None:
+            checked, heading = corrected, "the model's correction:"
+            _show_checked(parts, checked, heading)
+    else:
+        _show_checked(parts, checked, heading)
+    command, verdict = checked.command, checked.verdict
     if _refused(parts, command, verdict):
         return None
-    if not needs_yes(verdict, parts.settings.confirm_cmd):
+    if checked.ok and not needs_yes(verdict, parts.settings.confirm_cmd):
         return parts.run(command, "suggested")
     if env.open_terminal() is None:
         _audit(parts, command, "unasked")
@@ -132,9 +150,63 @@ def _audit(parts: ShellParts, command: str, why: Refusal) -> None:
     audit_refusal(parts.state_dir, command, Path(parts.state.cwd), why)
 
 
-def _show(parts: ShellParts, command: str, verdict: Verdict, heading: str) -> None:
+def _check(parts: ShellParts, command: str) -> Checked:
+    """``command`` checked where it would run (a spinner while it is)."""
+    parts.view.begin("checking")
+    try:
+        return parts.check(command)
+    finally:
+        parts.view.pause()
+
+
+def _correct(parts: ShellParts, checked: Checked) -> Checked | None:
+    """The model's correction of ``checked``, checked, when it has none of the problems
+    (said, otherwise, and None: the suggestion stands as it is)."""
+    from conch.providers.base import drain
+    from conch.shell.turns import repair_turn
+
+    parts.say("asking the model to correct it")
+    parts.view.begin("correcting")
+    try:
+        turn = repair_turn(
+            parts.context, parts.provider, checked.command, checked.problems, parts.options
+        )
+        repaired = drain(turn)
+    except KeyboardInterrupt:
+        parts.say("correction stopped")
+        return None
+    except ConchError as exc:
+        parts.say(f"no correction: {exc}")
+        return None
+    finally:
+        parts.view.pause()
+    parts.count(repaired.usage, "repair")
+    if repaired.command == checked.command:
+        parts.say("the model suggests the same command again")
+        return None
+    corrected = _check(parts, repaired.command)
+    if corrected.rejected:
+        parts.say(f"its correction, {corrected.command}, is refused: {_reason(corrected.verdict)}")
+        return None
+    if corrected.problems:
+        parts.say(f"its correction, {corrected.command}, is no better: {corrected.problems[0]}")
+        return None
+    return corrected
+
+
+def _show_checked(parts: ShellParts, checked: Checked, heading: str) -> None:
+    notes = [f"problem: {problem}" for problem in checked.problems]
+    if checked.ok and checked.seen:
+        notes.append(f"tried: {checked.seen}")
+    _show(parts, checked.command, checked.verdict, heading, notes)
+
+
+def _show(
+    parts: ShellParts, command: str, verdict: Verdict, heading: str, notes: list[str] | None = None
+) -> None:
     parts.view.pause()
-    ui.show_command(parts.env, command, verdict.risk.value, shown_reasons(verdict), [heading])
+    reasons = [*shown_reasons(verdict), *(notes or [])]
+    ui.show_command(parts.env, command, verdict.risk.value, reasons, [heading])
 
 
 def _reason(verdict: Verdict) -> str:

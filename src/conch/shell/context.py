@@ -32,8 +32,11 @@ from conch.validate.extract import FENCE, SHELL_LANGS, clean_command
 
 __all__ = [
     "BUFFER_COMMANDS",
+    "CMD",
     "EXEC_TAG",
     "MAX_TURNS",
+    "PROMPT",
+    "SESSION_LANGS",
     "TAIL_CHARS",
     "TAIL_LINES",
     "TOKEN_BUDGET",
@@ -41,6 +44,8 @@ __all__ = [
     "Eviction",
     "Exec",
     "Prompt",
+    "block_commands",
+    "is_transcript",
     "output_tail",
     "suggested_commands",
     "turn_from_dict",
@@ -57,10 +62,12 @@ MAX_TURNS = 40
 TOKEN_BUDGET = 4096
 EXEC_TAG = "[exec output]"
 
-_CMD_LINE = re.compile(r"^CMD: (.*)$", re.M)
+#: How a reply's line suggests a command (at the start of the line, exactly).
+CMD = "CMD: "
+_CMD_LINE = re.compile(rf"^{CMD}(.*)$", re.M)
 # Fences whose lines are prompts and their output, like a terminal transcript.
-_SESSION_LANGS = frozenset({"console", "shell-session", "terminal"})
-_PROMPT = "$ "
+SESSION_LANGS = frozenset({"console", "shell-session", "terminal"})
+PROMPT = "$ "
 _CONTINUATION_PROMPT = "> "
 
 
@@ -268,21 +275,40 @@ def suggested_commands(reply: str, known: Container[str] | None = None) -> list[
     fences: list[tuple[int, int]] = []
     for fence in FENCE.finditer(text):
         fences.append(fence.span())
-        lang = fence.group(1).lower()
-        if lang not in SHELL_LANGS:
-            continue
-        commands = _block_commands(fence.group(2), lang in _SESSION_LANGS)
-        if not lang:
-            known = known_commands() if known is None else known
-            if not commands or any(route(c, known).target != "shell" for c in commands):
-                continue
-        found.append((fence.start(), commands))
+        if known is None and not fence.group(1):
+            known = known_commands()
+        commands = block_commands(fence.group(1), fence.group(2), known)
+        if commands is not None:
+            found.append((fence.start(), commands))
     for line in _CMD_LINE.finditer(text):
         if not any(start <= line.start() < end for start, end in fences):
             found.append((line.start(), [line.group(1)]))
     found.sort(key=lambda item: item[0])
     cleaned = (clean_command(command) for _, commands in found for command in commands)
     return list(dict.fromkeys(command for command in cleaned if command))
+
+
+def block_commands(lang: str, body: str, known: Container[str] | None = None) -> list[str] | None:
+    """The commands of a fenced code block labelled ``lang``, or None when it holds none: its
+    language is not a shell's, or it is unlabelled and a line of it is not a command (as
+    ``route`` judges with ``known``, looked up on PATH by default). In a transcript
+    (``console``, or lines starting with ``$ ``) only the prompt lines count."""
+    lang = lang.lower()
+    if lang not in SHELL_LANGS:
+        return None
+    commands = _block_commands(body, lang in SESSION_LANGS)
+    if not lang:
+        known = known_commands() if known is None else known
+        if not commands or any(route(c, known).target != "shell" for c in commands):
+            return None
+    return commands
+
+
+def is_transcript(lang: str, body: str) -> bool:
+    """Whether a fenced block reads as a terminal session: prompts, and output after them."""
+    if lang.lower() in SESSION_LANGS:
+        return True
+    return any(line.strip().startswith(PROMPT) for line in body.split("\n"))
 
 
 def turn_to_dict(turn: Message) -> dict[str, str]:
@@ -305,15 +331,15 @@ def turn_from_dict(data: object) -> Message:
 def _block_commands(body: str, transcript: bool) -> list[str]:
     """The commands of one code block, a line each, backslash continuations joined."""
     lines = [line.strip() for line in body.split("\n")]
-    transcript = transcript or any(line.startswith(_PROMPT) for line in lines)
+    transcript = transcript or any(line.startswith(PROMPT) for line in lines)
     commands: list[str] = []
     pieces: list[str] = []  # a command continued with a backslash, so far
     for line in lines:
         if not pieces:
             if transcript:
-                if not line.startswith(_PROMPT):
+                if not line.startswith(PROMPT):
                     continue  # a transcript's output, not a command
-                line = line.removeprefix(_PROMPT).strip()
+                line = line.removeprefix(PROMPT).strip()
             line = line.removeprefix("CMD: ")
             if not line or line.startswith("#"):
                 continue

@@ -2,26 +2,48 @@
 
 ``model_turn`` asks the model with the ``Context`` (the turns so far, and the output of the
 commands that ran since the last question as ``[exec output]`` blocks), streams the events
-of its reply (which ends where an ``[exec output]`` block would begin: the model never writes
-a command's output itself), stores the reply and returns it with the commands it suggests. ``judge`` is the
-safety policy's verdict on a suggested command: it would run in the user's own shell, so it
-is judged as unsafe mode judges (shell syntax allowed, the denylist and parse failures
+of its reply without the command output the model invents (the reply ends where an
+``[exec output]`` block would begin, and ``conch.shell.reply.ReplyFilter`` leaves out the
+rest), stores the reply as shown and returns it with the commands it suggests. ``judge`` is
+the safety policy's verdict on a suggested command: it would run in the user's own shell, so
+it is judged as unsafe mode judges (shell syntax allowed, the denylist and parse failures
 enforced); ``needs_yes`` says whether the user must be asked before it runs.
+``repair_turn`` shows the model what is wrong with a suggestion (``conch.shell.check``) and
+asks once for a corrected command, as the one-shot pipeline's repair does.
 """
 
 from __future__ import annotations
 
 import platform
-from collections.abc import Generator
+from collections.abc import Container, Generator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from conch.messages import GenerationOptions, ProviderEvent, Usage
+from conch.messages import (
+    Finished,
+    GenerationOptions,
+    Message,
+    ProviderEvent,
+    Response,
+    TextDelta,
+    Usage,
+)
 from conch.policy import Decision, ExecutionMode, PolicyContext, Risk, Verdict, assess
 from conch.providers.base import Provider, respond
-from conch.shell.context import EXEC_TAG, Context, Eviction, suggested_commands
+from conch.shell.context import CMD, EXEC_TAG, Context, Eviction, suggested_commands
+from conch.shell.reply import ReplyFilter
 
-__all__ = ["SYSTEM_PROMPT", "Reply", "judge", "model_turn", "needs_yes", "shown_reasons"]
+__all__ = [
+    "REPAIR_TOKENS",
+    "SYSTEM_PROMPT",
+    "Repaired",
+    "Reply",
+    "judge",
+    "model_turn",
+    "needs_yes",
+    "repair_turn",
+    "shown_reasons",
+]
 
 SYSTEM_PROMPT = """\
 You are conch, an assistant inside the user's shell. The user types shell commands and \
@@ -36,19 +58,31 @@ Be concise. Prefer concrete actions over explanations unless asked."""
 # line the shell runs, so they say nothing about this one.
 _GENERIC_REASONS = ("Confirmation required (unsafe mode).",)
 _GENERIC_SUFFIX = " allowed in unsafe mode."
+#: The most a corrected command may be, in tokens.
+REPAIR_TOKENS = 256
 
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """What a model turn produced: the reply's ``text``, the user turn as it was ``sent``
-    (the ``[exec output]`` blocks first), the tokens it used, what the context window had
-    to evict, and the ``commands`` the reply suggests."""
+    """What a model turn produced: the reply's ``text`` as shown, the user turn as it was
+    ``sent`` (the ``[exec output]`` blocks first), the tokens it used, what the context window
+    had to evict, the ``commands`` the reply suggests, and how many lines of made-up command
+    output were ``dropped`` from it."""
 
     text: str
     sent: str
     usage: Usage
     eviction: Eviction | None
     commands: tuple[str, ...]
+    dropped: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Repaired:
+    """The model's correction of a suggested ``command``, and the tokens it used."""
+
+    command: str
+    usage: Usage
 
 
 def system_prompt(shell: str) -> str:
@@ -57,20 +91,86 @@ def system_prompt(shell: str) -> str:
 
 
 def model_turn(
-    context: Context, provider: Provider, text: str, options: GenerationOptions
+    context: Context,
+    provider: Provider,
+    text: str,
+    options: GenerationOptions,
+    known: Container[str] | None = None,
 ) -> Generator[ProviderEvent, None, Reply]:
-    """Ask ``provider`` about ``text`` with ``context``; yields the reply's events, stores
-    the reply in ``context`` and returns it. When the reply fails or is stopped, the question
-    stays in ``context`` unanswered and joins the next one."""
+    """Ask ``provider`` about ``text`` with ``context``; yields the reply's events (its text
+    without made-up command output), stores the reply as shown in ``context`` and returns
+    it. When the reply fails or is stopped, the question stays in ``context`` unanswered
+    and joins the next one. ``known``: the command names of the shell
+    (``conch.shell.route.known_commands``), for code blocks without a language."""
+    ran = [record.command for record in context.pending]
     prompt = context.ask(text)
     # A small model imitates the [exec output] blocks it is shown and invents a command's
-    # output after suggesting it: the reply ends where such a block would begin.
+    # output after suggesting it: the reply ends where such a block would begin, and what it
+    # invents before that is left out.
     options = replace(options, stop=(*options.stop, EXEC_TAG))
-    response = yield from respond(provider, prompt.messages, options)
+    shown = ReplyFilter(ran, known)
+    response = yield from _filtered(respond(provider, prompt.messages, options), shown)
     sent = context.turns[-1].content
-    context.answer(response.text)
-    commands = tuple(suggested_commands(response.text))
-    return Reply(response.text, sent, response.usage, prompt.eviction, commands)
+    context.answer(shown.text)
+    commands = tuple(suggested_commands(shown.text, known))
+    return Reply(shown.text, sent, response.usage, prompt.eviction, commands, shown.dropped)
+
+
+def repair_turn(
+    context: Context,
+    provider: Provider,
+    command: str,
+    problems: Sequence[str],
+    options: GenerationOptions,
+) -> Generator[ProviderEvent, None, Repaired]:
+    """Ask once for a corrected ``command``, the model shown its ``problems`` after the
+    conversation so far (``context``, whose last turn is the reply that suggested it);
+    the conversation itself is left as it was. ``ModelOutputError`` when the reply holds no
+    command."""
+    from conch.command.generate import REPAIR_PROMPT
+    from conch.validate.extract import ONE_LINE_GRAMMAR, extract_command
+
+    messages = context.messages()
+    if not messages or messages[-1].role != "assistant":
+        raise ValueError("no reply to correct: the last turn is not the model's")
+    asked = [
+        *messages[:-1],
+        Message("assistant", f"{CMD}{command}"),
+        Message("user", REPAIR_PROMPT.format(error="\n".join(problems))),
+    ]
+    repair = GenerationOptions(
+        temperature=options.temperature,
+        max_tokens=REPAIR_TOKENS,
+        stop=("\n\n",),
+        grammar=ONE_LINE_GRAMMAR,
+        seed=options.seed,
+    )
+    response = yield from respond(provider, asked, repair)
+    return Repaired(extract_command(response.text), response.usage)
+
+
+def _filtered(
+    events: Generator[ProviderEvent, None, Response], shown: ReplyFilter
+) -> Generator[ProviderEvent, None, Response]:
+    """``events`` with their text passed through ``shown``."""
+    while True:
+        try:
+            event = next(events)
+        except StopIteration as stop:
+            rest = shown.end()
+            if rest:
+                yield TextDelta(rest)
+            return stop.value  # type: ignore[no-any-return]
+        if isinstance(event, TextDelta):
+            text = shown.feed(event.text)
+            if text:
+                yield TextDelta(text)
+            continue
+        if isinstance(event, Finished):
+            rest = shown.end()
+            if rest:
+                yield TextDelta(rest)
+        yield event
 
 
 def judge(command: str, cwd: str | Path) -> Verdict:

@@ -1,0 +1,156 @@
+"""A command the model suggests in ``conch shell``, checked as a one-shot command is before it
+is offered: the policy's verdict, the files it reads, the programs and options it uses, and a
+dry run among the real files.
+
+``Checker.check`` gives a ``Checked``: the verdict (``conch.shell.turns.judge``, of the
+command as the shell runs it: an alias in its first word replaced by its value) and the
+``problems`` that make the command wrong here, each a sentence for the user and the model:
+
+- a path it reads does not exist in the shell's directory (``conch.shell.paths``), with the
+  files of that name nearby;
+- a program is not installed, or is given an option its help does not document
+  (``conch.validate.static_check`` over the collected help, as ``validation`` configures it;
+  the model's verdict is not asked for: a problem goes back to the shell's own model instead,
+  ``conch.shell.turns.repair_turn``);
+- it failed when run in the sandbox (``conch.execute.dryrun.SandboxDryRunner``, as
+  ``generation.dry_run``, ``dry_run_timeout_s`` and ``dry_run_scratch`` configure it): the
+  whole filesystem read-only, a command that writes run again in a throwaway copy of the
+  directory. Only commands that read or write files are tried (network, privileged and
+  unknown commands are not: the sandbox cannot judge them), and a run that timed out or
+  wanted a terminal is not held against the command.
+
+An alias in the command's first word is replaced by its value first, as the shell does; a
+command that still uses one of the user's aliases (in a later word, or an alias of an alias)
+is checked for paths only: neither the help nor the sandbox knows the alias.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from conch.command.candidates import Trial
+from conch.policy import Decision, Risk, Verdict
+from conch.shell.paths import missing_paths
+from conch.shell.turns import judge
+
+if TYPE_CHECKING:
+    from conch.config.settings import Settings
+    from conch.execute.dryrun import DryRun
+    from conch.shell.state import ShellState
+    from conch.validate import CommandHelp
+
+__all__ = ["Checked", "Checker"]
+
+# What a dry run can judge: the command reads or writes files, nothing else.
+_TRIED = frozenset({Risk.READ_ONLY, Risk.WRITES, Risk.DESTRUCTIVE})
+# A program that needs a terminal fails without one; that says nothing of the command.
+_TERMINAL = re.compile(r"\b(?:tty|terminal)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """A suggested ``command``, the policy's ``verdict``, the ``problems`` found with it, what
+    its dry run ``seen`` (a few words, ``conch.command.candidates.Trial.observed``) or why it
+    was ``untried``."""
+
+    command: str
+    verdict: Verdict
+    problems: tuple[str, ...] = ()
+    seen: str | None = None
+    untried: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """No problem found (a command the policy rejects has none: it never runs)."""
+        return not self.problems
+
+    @property
+    def rejected(self) -> bool:
+        return self.verdict.decision is Decision.REJECT
+
+
+@dataclass(slots=True)
+class Checker:
+    """Checks suggestions with ``settings`` (``validation`` and ``generation``); help texts
+    are cached in ``cache_dir``. The sandbox is looked for once, at the first dry run."""
+
+    settings: Settings
+    cache_dir: Path | None = None
+    _bwrap: str | None = field(default=None, init=False)
+    _unavailable: str | None = field(default=None, init=False)
+
+    def check(self, command: str, state: ShellState) -> Checked:
+        """``command`` checked for running in ``state``'s directory, shell and environment."""
+        from conch.validate import programs
+
+        # What the shell runs: an alias in the first word replaced by its value.
+        runs = state.expand_alias(command)
+        verdict = judge(runs, state.cwd)
+        if verdict.decision is Decision.REJECT:
+            return Checked(command, verdict)
+        problems = [m.problem for m in missing_paths(runs, state.cwd, state.home())]
+        try:
+            names = programs(runs)
+        except RecursionError:
+            names = []
+        aliased = [name for name in names if name in state.aliases]
+        if aliased:
+            alias = f"it uses your alias '{aliased[0]}'"
+            return Checked(command, verdict, tuple(problems), untried=alias)
+        problems += self._static(runs, names, state)
+        run, untried = self._dry_run(runs, verdict, state)
+        seen = Trial(command, verdict, run).observed()
+        if run is not None and _failed(run):
+            problems.append(f"it failed when conch tried it: {run.error_excerpt(lines=2)}")
+        return Checked(command, verdict, tuple(dict.fromkeys(problems)), seen, untried)
+
+    def _static(self, command: str, names: list[str], state: ShellState) -> list[str]:
+        """Programs not installed, options not documented (``validation``'s static checks)."""
+        from conch.validate import collect_help, static_check
+        from conch.validate.helptext import locate_program
+
+        opts = self.settings.validation
+        if not opts.enabled or not names or all(n in opts.skip_commands for n in names):
+            return []
+        helps: dict[str, CommandHelp] = collect_help(names, opts, self.cache_dir)
+        for name in names:
+            if "/" in name:  # a path to a program, from the shell's directory
+                helps[name] = locate_program(str(Path(state.cwd) / name))
+        return static_check(command, helps)
+
+    def _dry_run(
+        self, command: str, verdict: Verdict, state: ShellState
+    ) -> tuple[DryRun | None, str | None]:
+        """The command's dry run, or why there is none."""
+        from conch.execute.dryrun import SandboxDryRunner
+
+        gen = self.settings.generation
+        if not gen.dry_run:
+            return None, "dry runs are turned off (generation.dry_run)"
+        if verdict.risk not in _TRIED:
+            kind = f"an {verdict.risk}" if verdict.risk is Risk.UNKNOWN else f"a {verdict.risk}"
+            return None, f"a sandbox cannot judge {kind} command"
+        if self._unavailable is not None:
+            return None, self._unavailable
+        runner = SandboxDryRunner(
+            Path(state.cwd),
+            state.shell,
+            state.env,
+            gen.dry_run_timeout_s,
+            bwrap=self._bwrap,
+            scratch=gen.dry_run_scratch,
+        )
+        if not runner.available:
+            self._unavailable = runner.unavailable_reason or "the sandbox cannot run here"
+            return None, self._unavailable
+        self._bwrap = runner.bwrap
+        return runner(command), None
+
+
+def _failed(run: DryRun) -> bool:
+    """The dry run failed for a reason that is the command's: not a timeout (a long or
+    interactive program), nor a program that wanted a terminal."""
+    return run.failed and not run.timed_out and not _TERMINAL.search(run.stderr)

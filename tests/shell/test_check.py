@@ -1,0 +1,116 @@
+"""A suggested command checked as a one-shot command is, before ``conch shell`` offers it:
+the files it reads exist, its programs and options are there, its dry run among the real
+files works; and checking never changes a file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conch.config.settings import Settings
+from conch.policy import Risk
+from conch.shell.check import Checker
+from conch.shell.state import ShellState
+from requires import needs
+
+APP_LOG = "'app.log' does not exist in the current directory (there is logs/app.log)"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    (path / "logs").mkdir(parents=True)
+    (path / "logs" / "app.log").write_text("one\ntwo\nthree\nfour\n", encoding="utf-8")
+    (path / "notes.txt").write_text("keep me\n", encoding="utf-8")
+    return path
+
+
+def state_in(path: Path, **aliases: str) -> ShellState:
+    state = ShellState.from_environment(cwd=str(path))
+    state.aliases = dict(aliases)
+    return state
+
+
+def checker(**sections: Any) -> Checker:
+    return Checker(Settings.model_validate(sections), cache_dir=None)
+
+
+def test_a_wrong_path_is_a_problem_that_names_the_file_nearby_without_a_sandbox(
+    project: Path,
+) -> None:
+    checked = checker(generation={"dry_run": False}).check("tail -n 3 app.log", state_in(project))
+    assert checked.problems == (APP_LOG,)
+    assert not checked.ok
+    assert checked.untried == "dry runs are turned off (generation.dry_run)"
+
+
+@needs("bubblewrap")
+def test_a_wrong_path_fails_its_dry_run_too(project: Path) -> None:
+    checked = checker().check("tail -n 3 app.log", state_in(project))
+    assert checked.problems[0] == APP_LOG
+    assert checked.problems[1].startswith("it failed when conch tried it: tail: cannot open")
+    assert "No such file or directory" in checked.problems[1]
+
+
+@needs("bubblewrap")
+def test_a_right_command_is_tried_among_the_real_files(project: Path) -> None:
+    checked = checker().check("tail -n 3 logs/app.log", state_in(project))
+    assert checked.ok
+    assert checked.verdict.risk is Risk.READ_ONLY
+    assert checked.seen == "worked, printed 3 lines"
+
+
+@needs("bubblewrap")
+def test_an_option_the_program_lacks_is_a_problem(project: Path) -> None:
+    checked = checker().check("ls --no-such-option logs", state_in(project))
+    assert any("--no-such-option" in problem for problem in checked.problems), checked
+
+
+def test_a_program_that_is_not_installed_is_a_problem(project: Path) -> None:
+    checked = checker(generation={"dry_run": False}).check(
+        "conch-no-such-program logs", state_in(project)
+    )
+    assert checked.problems == ("program 'conch-no-such-program' is not installed (not on PATH)",)
+
+
+@needs("bubblewrap")
+def test_checking_a_command_that_deletes_leaves_the_files_alone(project: Path) -> None:
+    canary = project.parent / "canary.txt"
+    canary.write_text("outside\n", encoding="utf-8")
+    checked = checker().check("rm notes.txt", state_in(project))
+    assert checked.ok, checked
+    assert checked.verdict.risk is Risk.DESTRUCTIVE
+    assert checked.seen == "worked in a throwaway copy of this directory"
+    assert (project / "notes.txt").read_text(encoding="utf-8") == "keep me\n"
+    assert canary.read_text(encoding="utf-8") == "outside\n"
+
+
+def test_a_network_command_is_not_dry_run(project: Path) -> None:
+    checked = checker().check("curl -s http://127.0.0.1:9/x", state_in(project))
+    assert checked.ok
+    assert checked.seen is None
+    assert checked.untried == "a sandbox cannot judge a network command"
+
+
+def test_a_command_the_policy_rejects_is_checked_no_further(project: Path) -> None:
+    checked = checker().check("rm -rf /", state_in(project))
+    assert checked.rejected
+    assert checked.problems == () and checked.seen is None
+
+
+@needs("bubblewrap")
+def test_an_alias_is_checked_as_what_it_stands_for(project: Path) -> None:
+    checked = checker().check("ll logs/app.log", state_in(project, ll="ls -l"))
+    assert checked.ok, checked
+    assert checked.seen == "worked, printed 1 line"
+
+
+def test_an_alias_left_in_the_command_is_checked_for_paths_only(project: Path) -> None:
+    state = state_in(project, ll="ls -l", lt="ll -t")
+    checked = checker().check("lt app.log", state)
+    assert checked.problems == ()  # ``ll`` may read anything: the path is not judged
+    assert checked.untried == "it uses your alias 'll'"
+    checked = checker().check("cat notes.txt | ll app.log", state)
+    assert checked.untried == "it uses your alias 'll'"
