@@ -285,3 +285,44 @@ def test_a_destructive_step_of_auto_halts_and_no_leaves_the_files(
         shell.send("no\r")
     assert quit_shell(shell) == 0
     assert (victim / "keep.txt").read_text(encoding="utf-8") == "precious\n"
+
+
+_OFFERED = re.compile(r"(?:the model suggests|the model's correction):\n  (.+)\n((?:  .*\n)*)")
+
+
+def test_after_ls_logs_the_command_offered_for_app_log_names_logs_app_log(
+    service: None, work: Path, started: list[pexpect.spawn], isolated_dirs: Path
+) -> None:
+    (work / "logs").mkdir()
+    entries = "".join(f"2024-05-02 09:14:0{n} INFO entry number {n}\n" for n in range(1, 7))
+    (work / "logs" / "app.log").write_text(entries, encoding="utf-8")
+    (work / "logs" / "error.log").write_text("2024-05-02 09:14:03 ERROR boom\n", encoding="utf-8")
+    canary = isolated_dirs / "canary.txt"  # outside the project the shell works in
+    canary.write_text("untouched\n", encoding="utf-8")
+    shell = start(work, started)
+    send_line(shell, "ls logs")
+    shell.expect_exact("app.log")
+    shell.expect_exact(PROMPT)
+    send_line(shell, "show the 3 most recent lines of app.log")
+
+    offered: list[tuple[str, bool]] = []  # each command asked about, and whether it has a problem
+
+    def answer(shown: list[str]) -> str:
+        # The command asked about is the last one shown; yes to the first that reads the log
+        # and has no problem.
+        command, notes = _OFFERED.findall(shown[-1])[-1]
+        offered.append((command.strip(), "problem:" in notes))
+        ready = [c for c, problem in offered if "logs/app.log" in c and not problem]
+        return "y" if ready == [offered[-1][0]] and not offered[-1][1] else "n"
+
+    shown = model_turn(shell, answer)
+    assert quit_shell(shell) == 0
+    assert offered, f"the model suggested no command; the terminal showed: {shown!r}"
+    assert any("logs/app.log" in command for command, _ in offered), (offered, shown)
+    for command, problem in offered:  # a command naming the file where it is not says so
+        assert problem or not re.search(r"(?<![\w/.])app\.log", command), (command, shown)
+    ran = [r for r in session_records("exec") if r["source"] == "suggested"]
+    assert ran and ran[0]["exit_code"] == 0, (ran, shown)
+    assert "entry number 6" in "".join(shown[1:]), shown
+    assert canary.read_text(encoding="utf-8") == "untouched\n"
+    assert (work / "logs" / "app.log").read_text(encoding="utf-8") == entries

@@ -9,7 +9,7 @@ from conch.messages import Finished, GenerationOptions, TextDelta
 from conch.providers.base import drain
 from conch.providers.scripted import ScriptedProvider
 from conch.shell.context import EXEC_TAG, Context
-from conch.shell.turns import REPAIR_TOKENS, model_turn, repair_turn
+from conch.shell.turns import ANSWER_AGAIN, REPAIR_TOKENS, model_turn, repair_turn
 
 
 def test_the_reply_ends_where_the_model_would_invent_a_command_s_output() -> None:
@@ -65,3 +65,18 @@ def test_a_correction_is_asked_for_after_the_question_with_the_problems() -> Non
 def test_a_correction_needs_a_reply_to_correct() -> None:
     with pytest.raises(ValueError, match="no reply to correct"):
         drain(repair_turn(Context("s"), ScriptedProvider.of("x"), "ls", ["p"], GenerationOptions()))
+
+
+def test_a_reply_that_only_replays_the_transcript_is_asked_for_once_more() -> None:
+    context = Context("system")
+    context.record("cat notes.txt", 0, "error: port 8123 already in use\n")
+    replay = "CMD: cat notes.txt\nexit code: 0\nerror: port 8123 already in use"
+    provider = ScriptedProvider.of(replay, "Port 8123 is taken by another process.")
+    reply = drain(model_turn(context, provider, "why did that fail?", GenerationOptions()))
+    assert reply.text == "Port 8123 is taken by another process."
+    assert reply.dropped == 3
+    again = provider.sent[1].messages
+    assert [m.role for m in again[-3:]] == ["user", "assistant", "user"]
+    assert again[-2].content == replay and again[-1].content == ANSWER_AGAIN
+    assert reply.usage.completion_tokens == sum(len(text.split()) for text in (replay, reply.text))
+    assert [m.content for m in context.turns][1:] == [reply.text]  # the nudge is not kept

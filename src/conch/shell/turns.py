@@ -34,6 +34,7 @@ from conch.shell.context import CMD, EXEC_TAG, Context, Eviction, suggested_comm
 from conch.shell.reply import ReplyFilter
 
 __all__ = [
+    "ANSWER_AGAIN",
     "REPAIR_TOKENS",
     "SYSTEM_PROMPT",
     "Repaired",
@@ -60,6 +61,11 @@ _GENERIC_REASONS = ("Confirmation required (unsafe mode).",)
 _GENERIC_SUFFIX = " allowed in unsafe mode."
 #: The most a corrected command may be, in tokens.
 REPAIR_TOKENS = 256
+#: Said when a whole reply was made-up command output (a replay of the transcript).
+ANSWER_AGAIN = (
+    "That repeats command output, which conch shows itself. Answer my question in your own "
+    "words, or suggest a command on a CMD: line."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,9 +105,11 @@ def model_turn(
 ) -> Generator[ProviderEvent, None, Reply]:
     """Ask ``provider`` about ``text`` with ``context``; yields the reply's events (its text
     without made-up command output), stores the reply as shown in ``context`` and returns
-    it. When the reply fails or is stopped, the question stays in ``context`` unanswered
-    and joins the next one. ``known``: the command names of the shell
-    (``conch.shell.route.known_commands``), for code blocks without a language."""
+    it. A reply that was nothing but made-up output is asked for once more (``ANSWER_AGAIN``,
+    after it), and that second reply is the answer. When the reply fails or is stopped, the
+    question stays in ``context`` unanswered and joins the next one. ``known``: the command
+    names of the shell (``conch.shell.route.known_commands``), for code blocks without a
+    language."""
     ran = [record.command for record in context.pending]
     prompt = context.ask(text)
     # A small model imitates the [exec output] blocks it is shown and invents a command's
@@ -110,10 +118,25 @@ def model_turn(
     options = replace(options, stop=(*options.stop, EXEC_TAG))
     shown = ReplyFilter(ran, known)
     response = yield from _filtered(respond(provider, prompt.messages, options), shown)
+    usage, dropped = response.usage, shown.dropped
+    if dropped and not shown.text.strip():
+        # Nothing but made-up output: once more, the model shown what it did.
+        again = [
+            *prompt.messages,
+            Message("assistant", response.text),
+            Message("user", ANSWER_AGAIN),
+        ]
+        shown = ReplyFilter(ran, known)
+        response = yield from _filtered(respond(provider, again, options), shown)
+        usage = Usage(
+            usage.prompt_tokens + response.usage.prompt_tokens,
+            usage.completion_tokens + response.usage.completion_tokens,
+        )
+        dropped += shown.dropped
     sent = context.turns[-1].content
     context.answer(shown.text)
     commands = tuple(suggested_commands(shown.text, known))
-    return Reply(shown.text, sent, response.usage, prompt.eviction, commands, shown.dropped)
+    return Reply(shown.text, sent, usage, prompt.eviction, commands, dropped)
 
 
 def repair_turn(
