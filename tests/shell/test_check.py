@@ -114,3 +114,10 @@ def test_an_alias_left_in_the_command_is_checked_for_paths_only(project: Path) -
     assert checked.untried == "it uses your alias 'll'"
     checked = checker().check("cat notes.txt | ll app.log", state)
     assert checked.untried == "it uses your alias 'll'"
+
+
+@needs("bubblewrap")
+def test_a_dry_run_that_does_not_finish_in_time_is_no_problem(project: Path) -> None:
+    checked = checker(generation={"dry_run_timeout_s": 0.3}).check("sleep 5", state_in(project))
+    assert checked.ok and checked.seen is None
+    assert checked.untried == "its dry run did not finish in time"

@@ -102,8 +102,10 @@ class Checker:
             return Checked(command, verdict, tuple(problems), untried=alias)
         problems += self._static(runs, names, state)
         run, untried = self._dry_run(runs, verdict, state)
+        if run is not None and (why := _inconclusive(run)):
+            run, untried = None, why
         seen = Trial(command, verdict, run).observed()
-        if run is not None and _failed(run):
+        if run is not None and run.failed:
             problems.append(f"it failed when conch tried it: {run.error_excerpt(lines=2)}")
         return Checked(command, verdict, tuple(dict.fromkeys(problems)), seen, untried)
 
@@ -150,7 +152,11 @@ class Checker:
         return runner(command), None
 
 
-def _failed(run: DryRun) -> bool:
-    """The dry run failed for a reason that is the command's: not a timeout (a long or
-    interactive program), nor a program that wanted a terminal."""
-    return run.failed and not run.timed_out and not _TERMINAL.search(run.stderr)
+def _inconclusive(run: DryRun) -> str | None:
+    """Why a dry run says nothing of the command, if it does not: it did not finish in time
+    (a long or interactive program), or its program wanted a terminal."""
+    if run.timed_out:
+        return "its dry run did not finish in time"
+    if run.failed and _TERMINAL.search(run.stderr):
+        return "its program wants a terminal, which a dry run has not"
+    return None
