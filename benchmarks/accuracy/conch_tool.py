@@ -141,6 +141,7 @@ def conch_candidate(
             cache_dir=cache,
             dry_runner=dry_runner,
             find=find,
+            cwd=getattr(dry_runner, "root", None),  # commands run at the tree's root
         )
         proposal = pipeline.propose(RequestContext(request=request))
     except ModelOutputError as exc:

@@ -28,12 +28,13 @@ if TYPE_CHECKING:
 ANSWERED = "answered as a question"
 
 
-def wants_answer(args: argparse.Namespace, request: str, piped: bool) -> bool:
+def wants_answer(args: argparse.Namespace, request: str, piped: bool, shown: bool = False) -> bool:
     """Whether the request gets an answer rather than a command.
 
     ``--answer`` says yes (a usage error with a flag about running a command); ``--command``
     and the flags about a command say no; otherwise the classifier decides, with ``piped``
-    saying whether input was piped to conch.
+    saying whether input was piped to conch and ``shown`` whether files were listed or
+    sampled for the model (``--scope``, ``--peek``).
     """
     command_flags = (
         ("--print", args.print_only),
@@ -53,7 +54,7 @@ def wants_answer(args: argparse.Namespace, request: str, piped: bool) -> bool:
         return False
     from conch.command.intent import Intent, classify
 
-    return classify(request, piped) is Intent.QUESTION
+    return classify(request, piped, shown) is Intent.QUESTION
 
 
 def run_answer(

@@ -196,7 +196,8 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
     caps = settings.context
     piped = None if env.stdin_isatty else env.stdin.read(caps.stdin_max_bytes + 1)
     ctx = gather(request, env.cwd, caps, args.scope, args.peek or (), piped)
-    if wants_answer(args, request, piped=ctx.stdin_text is not None):
+    shown = ctx.scope_listing is not None or bool(ctx.peek_samples)
+    if wants_answer(args, request, piped=ctx.stdin_text is not None, shown=shown):
         return run_answer(
             state,
             loaded,

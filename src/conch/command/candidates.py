@@ -3,7 +3,8 @@
 Each candidate is dry-run (see ``conch.execute.dryrun``) and sorted into an outcome: it printed
 something (``ok``), it tried to change files (``wrote``, which a read-only dry run cannot
 judge), it printed nothing, it complained on stderr (``warned``), or it failed (an error exit
-with a message, or a timeout). A command that tried to write and was run again in a throwaway
+with a message, or a timeout), or it printed something that does not fit the request
+(``mismatch``, see ``conch.command.judge``). A command that tried to write and was run again in a throwaway
 copy of the directory (a scratch run) is judged by that run: ``ok`` when it exited 0, even
 silently or with notes on stderr (a write command that works prints nothing; ``dd``, ``git``
 and ``tar`` report on stderr), ``failed`` as any run, ``empty`` for a silent non-zero exit,
@@ -29,7 +30,8 @@ _SPACES = re.compile(r"[ \t]+")
 # Outcome classes and their rank (lower is better). A write attempt ranks with printing: a
 # read-only dry run cannot judge it. A write command that worked in its scratch copy is "ok"
 # (a failed one "failed"). "untried": no dry run (unavailable, or policy-rejected).
-RANK = {"ok": 0, "wrote": 0, "untried": 0, "empty": 1, "warned": 1, "failed": 2}
+# "mismatch": it worked, but what it printed does not fit the request (``conch.command.judge``).
+RANK = {"ok": 0, "wrote": 0, "untried": 0, "empty": 1, "warned": 1, "mismatch": 1, "failed": 2}
 
 
 @dataclass(slots=True)
@@ -45,6 +47,7 @@ class Trial:
     )
     likelihood: float | None = None  # the review's score, when it chose among answers
     forward: float | None = None  # the command's own log-probability, for the greedy one
+    mismatch: str | None = None  # why its output does not fit the request (conch.command.judge)
 
     @property
     def outcome(self) -> str:
@@ -59,7 +62,9 @@ class Trial:
             return "ok" if run.exit_code == 0 else "empty"
         if run.warned:
             return "warned"
-        return "ok" if run.stdout.strip() else "empty"
+        if not run.stdout.strip():
+            return "empty"
+        return "mismatch" if self.mismatch else "ok"
 
     def observed(self) -> str | None:
         """What the dry run saw, in a few words for the user; None when there was none."""
@@ -77,6 +82,8 @@ class Trial:
             return f"worked {where}" if outcome == "ok" else f"exited {run.exit_code} {where}"
         if outcome == "warned":
             return f"worked, with a warning: {first}"
+        if outcome == "mismatch":
+            return f"worked, but {self.mismatch}"
         if outcome == "empty":
             return "ran and printed nothing" + (f" (exit {run.exit_code})" if run.exit_code else "")
         lines = len(run.stdout.splitlines())
@@ -112,6 +119,8 @@ class Trial:
                 data["scratch"] = True
             if self.outcome in ("failed", "warned"):
                 data["error"] = self.dry_run.error_excerpt()
+            if self.mismatch:
+                data["mismatch"] = self.mismatch
         return data
 
 

@@ -72,7 +72,29 @@ class Example:
     command: str
 
 
+# Words that ask for the same thing, as one word: a request for "the five biggest files"
+# should find the example for "the 5 largest files".
+_SAME = {
+    "one": "1",
+    "two": "2",
+    "three": "3",
+    "four": "4",
+    "five": "5",
+    "six": "6",
+    "seven": "7",
+    "eight": "8",
+    "nine": "9",
+    "ten": "10",
+    "twenty": "20",
+    "biggest": "largest",
+    "bigger": "larger",
+    "frequency": "frequent",
+    "frequently": "frequent",
+}
+
+
 def _stem(word: str) -> str:
+    word = _SAME.get(word, word)
     for suffix in ("ing", "ies", "es", "ed", "s"):
         if len(word) > len(suffix) + 2 and word.endswith(suffix):
             return word[: -len(suffix)] + ("y" if suffix == "ies" else "")

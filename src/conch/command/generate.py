@@ -7,7 +7,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 
-from conch.command.examples import Example, nearest
+from conch.command.examples import Example, corpus, nearest
 from conch.command.request import RequestContext, build_messages
 from conch.config.settings import PromptConfig, ValidationSettings
 from conch.errors import ModelOutputError
@@ -25,6 +25,11 @@ EXPLAINER_PROMPT = (
 
 REPAIR_PROMPT = (
     "That command failed when tried on this machine:\n{error}\n"
+    "Reply with a corrected command for the same request, on one line, nothing else."
+)
+
+MISFIT_PROMPT = (
+    "When tried on this machine, that command ran but {reason}.\n"
     "Reply with a corrected command for the same request, on one line, nothing else."
 )
 
@@ -83,7 +88,9 @@ class Attempt:
     """One try at an ``Ask``: how to sample, and what went wrong before.
 
     ``failed`` is a ``(command, error)`` pair from an earlier attempt: the model is shown it
-    and asked for a corrected command. ``refused`` is a ``(command, reason)`` pair: a command
+    and asked for a corrected command. ``misfit`` is a ``(command, reason)`` pair: a command
+    that ran but printed what does not fit the request (``conch.command.judge``), and why.
+    ``refused`` is a ``(command, reason)`` pair: a command
     the policy refuses in this mode, and why; the model is asked for one it allows. ``examples_skip`` shows the next ``few_shot`` examples
     instead, after skipping that many of the nearest.
     """
@@ -93,6 +100,7 @@ class Attempt:
     max_tokens: int = 256
     failed: tuple[str, str] | None = None
     refused: tuple[str, str] | None = None
+    misfit: tuple[str, str] | None = None
     examples_skip: int = 0
 
 
@@ -148,6 +156,12 @@ def generate_events(
             Message("assistant", command),
             Message("user", REPAIR_PROMPT.format(error=error)),
         ]
+    elif attempt.misfit is not None:
+        command, reason = attempt.misfit
+        messages += [
+            Message("assistant", command),
+            Message("user", MISFIT_PROMPT.format(reason=reason)),
+        ]
     elif attempt.refused is not None:
         command, reason = attempt.refused
         messages += [
@@ -181,10 +195,27 @@ def select_examples(
         return []
     allowed = {t.name for t in prompt.tools}
     wanted = k + skip
-    candidates = (find or nearest)(request, wanted * 4 if allowed else wanted)
-    if allowed:
-        candidates = [e for e in candidates if e.command.split()[0] in allowed][-wanted:]
+    if not allowed:
+        candidates = (find or nearest)(request, wanted)
+    else:
+        # Nearest among the examples of the allowed programs: the nearest of the whole corpus
+        # rarely use them (a jq request shares its words with find and awk examples).
+        fits = [e for e in (find or nearest)(request, WHITELIST_DEPTH) if _program(e) in allowed]
+        candidates = fits[-wanted:]
+        if len(candidates) < wanted:  # too few share a word: any examples of those programs
+            chosen = set(candidates)
+            others = [e for e in corpus() if _program(e) in allowed and e not in chosen]
+            candidates = others[: wanted - len(candidates)] + candidates
     return candidates[: len(candidates) - skip] if skip else candidates
+
+
+# How deep ``select_examples`` looks for examples of a whitelist's programs (the corpus
+# holds about 2,100 examples; looking through all of them takes a few milliseconds).
+WHITELIST_DEPTH = 5000
+
+
+def _program(example: Example) -> str:
+    return example.command.split()[0]
 
 
 def documentation_for(

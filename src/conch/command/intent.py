@@ -191,12 +191,22 @@ _QUANTITY = re.compile(r"^how (?:many|much|big|large|long|old|often|full|fast|sm
 _GENERAL = re.compile(r"\b(?:should|need|needs|require|requires|typically|usually|normally)\b")
 
 
-def classify(request: str, piped: bool = False) -> Intent:
+# With the files in front of the model (``--scope``, ``--peek``): "which of these is the
+# build script", "what is in it", "is this valid JSON" ask about what it was shown.
+_ABOUT_SHOWN = re.compile(
+    r"^(?:which|what|is|are|does|do|where)\b.*\b(?:these|this|them|those|it|one|ones)\b"
+)
+
+
+def classify(request: str, piped: bool = False, shown: bool = False) -> Intent:
     """Whether ``request`` asks a question about something or asks for a task to be done.
 
     ``piped`` says that input was piped to conch: "this" then refers to it. Text pasted after
     a colon or on later lines ("what does this mean: No such file or directory") counts the
-    same. Pure and fast: word patterns, no model.
+    same. ``shown`` says that files were listed or sampled for the model (``--scope``,
+    ``--peek``): a which/what/is question about *these*, *this* or *them* is about those
+    files, and the model can answer it from what it was shown, unless it asks for something
+    to measure (the largest, how many). Pure and fast: word patterns, no model.
     """
     head, pasted = _split(request)
     sentences = [_normalise(s) for s in re.split(r"(?<=[?.!])\s+", head)]
@@ -207,7 +217,10 @@ def classify(request: str, piped: bool = False) -> Intent:
     # makes it a task.
     if any(_TASK_VERB.match(s) and not _QUESTION_PHRASES.search(s) for s in sentences[1:]):
         return Intent.TASK
-    return _classify(sentences[0], piped or pasted)
+    first = sentences[0]
+    if shown and _ABOUT_SHOWN.search(first) and not _MEASURABLE.search(first):
+        return Intent.QUESTION
+    return _classify(first, piped or pasted)
 
 
 def _split(request: str) -> tuple[str, bool]:

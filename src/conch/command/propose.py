@@ -23,6 +23,7 @@ from conch.command.generate import (
     generate_events,
     mode_rules,
 )
+from conch.command.judge import mismatch
 from conch.command.proposal import PipelineEvent, Proposal, Proposed, Step, Tried, Validated
 from conch.command.request import RequestContext
 from conch.config.settings import PromptConfig, Settings
@@ -67,6 +68,7 @@ class Pipeline:
     find: Find | None = None
     notes: list[str] = field(default_factory=list)
     untried: str | None = None  # why candidates are not dry-run, when they are not
+    cwd: Path | None = None  # where dry runs run: their output is judged against its files
 
     @classmethod
     def build(
@@ -84,7 +86,7 @@ class Pipeline:
         """A pipeline as the settings describe it, dry-running in a sandbox of ``cwd`` when
         ``generation.dry_run`` (and ``dry_run``) ask for it and bubblewrap can; when it
         cannot, ``notes`` says so."""
-        pipeline = cls(provider, settings, platform, policy, prompt, cache_dir)
+        pipeline = cls(provider, settings, platform, policy, prompt, cache_dir, cwd=cwd)
         gen = settings.generation
         if gen.dry_run and dry_run:
             from conch.execute.dryrun import SandboxDryRunner
@@ -232,7 +234,10 @@ class _Request:
         trials[0].forward = generated.logprob
         replies = {generated.command: generated}
         notes: list[str] = []
-        sampling = gen.sample_when == "always" or is_doubtful(trials[0])
+        # A command that ran but does not fit the request is repaired below, not sampled
+        # around: the samples of a small model repeat its first idea.
+        doubt = is_doubtful(trials[0]) and trials[0].outcome != "mismatch"
+        sampling = gen.sample_when == "always" or doubt
         if self.runner is not None and gen.candidates > 1 and sampling:
             yield Step("trying alternatives")
             for seed in range(1, gen.candidates):
@@ -259,6 +264,10 @@ class _Request:
             yield Step("repairing")
             error = chosen.dry_run.error_excerpt()
             attempt = Attempt(temperature, failed=(chosen.command, error))
+            chosen = yield from self.retry(ask, attempt, "repair", replies, trials, earlier, notes)
+        elif self.runner is not None and gen.repair and chosen.outcome == "mismatch":
+            yield Step("repairing")
+            attempt = Attempt(temperature, misfit=(chosen.command, chosen.mismatch or ""))
             chosen = yield from self.retry(ask, attempt, "repair", replies, trials, earlier, notes)
         if chosen.verdict.decision is Decision.REJECT and chosen.verdict.needs_unsafe:
             # Told what this mode runs, the model still wrote something that needs a shell:
@@ -311,6 +320,10 @@ class _Request:
             if self.runner is not None and verdict.decision is not Decision.REJECT:
                 run = self.runner(command)
             made = Trial(command, verdict, run, source)
+            if run is not None and not (run.failed or run.wrote or run.scratch):
+                made.mismatch = mismatch(self.ask.ctx.request, run.stdout, self.pipeline.cwd)
+        else:
+            made.mismatch = next(p.mismatch for p in earlier if p.command == command)
         yield Tried(made)
         return made
 

@@ -1,0 +1,97 @@
+"""Does what a dry run printed fit what the request asked for?
+
+A command can run cleanly and still answer another question: ``ls -lS | head -n 5`` for "the
+five largest files" prints ls's ``total`` line and directories; ``du -ah .`` for "the disk
+usage of each directory" prints every file; a frequency count whose last stage drops the
+counts. ``mismatch`` reads the request for three asks that its output can be held to, and
+the dry run's output (and the working directory it ran in) for their breach:
+
+- *files* by size (*the largest files*, *the 3 smallest files*, *only files*; not
+  directories, folders or entries): no line is ls's ``total N`` header, a long-listing line
+  of a directory, or the name of a directory here (a plain "list the files" may mean every
+  entry, so it is not held to this);
+- *each directory* / *each folder* / *the directories*: no line names a regular file here;
+- *count* / *frequency* / *how many times* / *occurrences*, over several lines: some line
+  holds a count (a number standing alone).
+
+The pipeline asks the model once for a repair, with the reason, and prefers a command that
+fits (``conch.command.propose``); a mismatch ranks with a warning, below a clean run. Only words and
+output are read: no model call, microseconds.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+_FILES = re.compile(
+    r"\b(?:largest|biggest|smallest|heaviest|tiniest|size|sizes|regular|only)\b.*\bfiles?\b"
+    r"|\bfiles?\b.*\b(?:only|by size)\b"
+)
+_NOT_ONLY_FILES = re.compile(
+    r"\b(?:director(?:y|ies)|folders?|dirs?|entries|entry|everything|files? and|and files?"
+    r"|files? or|or files?|tree|subdirector(?:y|ies)|inodes?|count|how many|number of)\b"
+)
+_DIRECTORIES = re.compile(
+    r"\b(?:each|every|per|all|the|which) (?:sub)?(?:director(?:y|ies)|folders?)\b"
+    r"|\b(?:director(?:y|ies)|folders?) sizes?\b"
+)
+_NOT_ONLY_DIRECTORIES = re.compile(r"\bfiles?\b|\bentries\b|\beverything\b")
+_COUNTS = re.compile(
+    r"\b(?:count|counts|counted|frequency|frequencies|how many times|occurrences|tally)\b"
+)
+
+# "in this directory", "under the folder": where to look, not what to list.
+_PLACE = re.compile(
+    r"\b(?:in|under|inside|within|from|at) (?:this |the |that |my |your )?(?:current |working )?"
+    r"(?:director(?:y|ies)|folders?|dir)\b"
+)
+
+_LS_TOTAL = re.compile(r"^total \d+(?:[.,]\d+)?[KMGT]?$")
+_LS_DIRECTORY = re.compile(r"^d[rwxsStT-]{9}[.+@]?\s")
+_NUMBER = re.compile(r"(?<![\w.:/-])\d+(?:[.,]\d+)?[KMGTkmgt]?(?![\w.:/-])")
+
+
+def mismatch(request: str, output: bytes, cwd: Path | None) -> str | None:
+    """Why ``output`` (what a dry run printed in ``cwd``) does not fit ``request``, in words
+    for the model; None when nothing is wrong that conch can see."""
+    asked = " ".join(request.lower().split())
+    lines = [line.strip() for line in output.decode("utf-8", "replace").splitlines()]
+    lines = [line for line in lines if line]
+    if not lines:
+        return None
+    if _FILES.search(asked) and not _NOT_ONLY_FILES.search(_PLACE.sub(" ", asked)):
+        total = any(_LS_TOTAL.match(line) for line in lines)
+        directories = any(_LS_DIRECTORY.match(line) for line in lines) or _names(lines, cwd, "dir")
+        if total or directories:
+            # Both kinds named, whichever showed: a repair that drops one leaves the other.
+            return (
+                "printed lines that are not files (ls -l's 'total' line, directories); "
+                "the request asks for files only"
+            )
+    directories_only = _DIRECTORIES.search(asked) and not _NOT_ONLY_DIRECTORIES.search(asked)
+    if directories_only and _names(lines, cwd, "file"):
+        return "printed lines that are files; the request asks for directories only, one each"
+    if _COUNTS.search(asked) and len(lines) > 1 and not any(_NUMBER.search(x) for x in lines):
+        return "printed no counts; the request asks for them"
+    return None
+
+
+def _names(lines: list[str], cwd: Path | None, kind: str) -> bool:
+    """Whether some line ends in the name of a directory (``kind`` "dir") or a regular file
+    ("file") that exists under ``cwd``."""
+    if cwd is None:
+        return False
+    for line in lines:
+        name = line.split("\t")[-1] if "\t" in line else line.split()[-1]
+        name = name.removeprefix("./")
+        if not name or name in (".", "..") or name.startswith("/"):
+            continue
+        path = cwd / name
+        try:
+            found = path.is_dir() if kind == "dir" else path.is_file()
+        except OSError:
+            continue
+        if found and not path.is_symlink():
+            return True
+    return False
