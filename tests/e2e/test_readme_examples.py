@@ -1,9 +1,15 @@
 """Every example of the README's quick start and "Using it" section, on the real embedded
-model through the warm model service, as a new user would type it in a directory that has
-what the examples talk about. Requests run with ``--json`` (nothing runs): the command must
-parse and the policy must not reject it; the piped question must get prose; the other lines
-(subcommands, --analyze) must succeed as documented; ``conch serve`` answers over HTTP and
-``conch mcp`` over MCP."""
+model through the warm model service, as a new user would type it, in a fresh copy of a
+directory like a user's (``benchmarks/everyday/fixture.py``: logs, an access log, JSON, nested directories
+with files of several sizes, old and new temporary files, empty directories, photos).
+
+Each request is judged by what it does: it runs (``--yes`` stands for the user's yes; a line
+with ``-p`` or ``--json`` prints, changes nothing, and its command is then run through
+conch's runner) and a check reads the output or the tree: five files and only files, one
+line per directory, a count beside each IP, the names only, the archive, the renamed photos,
+the old temporary files gone and nothing else. A question gets a short answer in prose; the
+subcommands succeed as documented; ``conch serve`` answers over HTTP and ``conch mcp`` over
+MCP. A canary file outside the directory must be untouched."""
 
 from __future__ import annotations
 
@@ -12,12 +18,13 @@ import re
 import shlex
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import keyring
 import pexpect
 import pytest
+from benchmarks.everyday import fixture as readme_fixture
 
 from cliutil import CliResult, spawn_conch
 from conch.cli.repl import PROMPT
@@ -49,33 +56,19 @@ LINES = readme_lines()
 @pytest.fixture
 def project(
     tmp_path: Path, runtime_dir: Path, embedded_model: Path, monkeypatch: pytest.MonkeyPatch
-) -> Path:
-    """A directory with what the examples talk about, and the warm service switched on."""
+) -> Iterator[Path]:
+    """A fresh copy of the user's directory, the warm service switched on, and a canary
+    outside the directory that nothing may touch."""
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime_dir))
     monkeypatch.delenv("CONCH_DAEMON", raising=False)
     monkeypatch.setenv("TERM", "xterm")  # a terminal the chat REPL knows, no cursor queries
     monkeypatch.setenv("PROMPT_TOOLKIT_NO_CPR", "1")
-    work = tmp_path / "project"
-    (work / "logs").mkdir(parents=True)
-    (work / "src").mkdir()
-    for size, name in ((4000, "big.bin"), (2000, "notes.txt"), (300, "small.txt")):
-        (work / name).write_bytes(b"x" * size)
-    (work / "logs" / "app.log").write_text("started\nstopped\n", encoding="utf-8")
-    (work / "photo.jpeg").write_bytes(b"\xff\xd8\xff")
-    (work / "access.log").write_text(
-        "".join(f"10.0.0.{i % 3} - - [24/Nov/2026] GET / 200\n" for i in range(9)),
-        encoding="utf-8",
-    )
-    (work / "users.json").write_text(
-        json.dumps([{"name": "ada", "age": 36}, {"name": "bob", "age": 25}]), encoding="utf-8"
-    )
-    (work / "error.log").write_text(
-        "error: No such file or directory: config.yaml\n", encoding="utf-8"
-    )
-    (work / "build.sh").write_text("#!/bin/sh\nmake all\n", encoding="utf-8")
+    work = readme_fixture.build(tmp_path / "project")
     (work / "settings.ini").write_text("[server]\nhost = 0.0.0.0\nport = 8080\n", encoding="utf-8")
-    (work / "empty-dir").mkdir()
-    return work
+    canary = tmp_path / "canary.txt"
+    canary.write_text("untouched\n", encoding="utf-8")
+    yield work
+    assert canary.read_text(encoding="utf-8") == "untouched\n", "the canary was changed"
 
 
 def _parses(command: str) -> bool:
@@ -89,7 +82,7 @@ def _chat(line: str, cwd: Path) -> None:
     child.timeout = 600
     try:
         child.expect_exact(PROMPT)
-        child.send("How many lines does logs/app.log have?\r")
+        child.send("How many lines does logs/worker.log have?\r")
         reply = ""
         # The status line ends the reply; a command the agent wants to run is asked about
         # first (interactive mode), and the user says yes.
@@ -120,9 +113,9 @@ def _shell(line: str, cwd: Path) -> None:
         child.expect(SHELL_PROMPT)
         # The line editor draws the prompt again as it takes a line: wait for the newline
         # that ends it before looking for the next prompt.
-        child.send("wc -l logs/app.log\r")
+        child.send("wc -l logs/worker.log\r")
         child.expect_exact("\r\n")
-        child.expect(r"2 logs/app\.log")
+        child.expect(r"2 logs/worker\.log")
         child.expect(SHELL_PROMPT)
         child.send("how many lines did that count?\r")
         child.expect_exact("\r\n")
@@ -215,8 +208,9 @@ def _mcp(line: str, cwd: Path) -> None:
     assert _parses(answer["command"]), answer
 
 
-def _run(conch: Conch, line: str, cwd: Path) -> CliResult:
-    """One README line as the user types it; requests get --json so nothing runs."""
+def _request(conch: Conch, line: str, cwd: Path) -> CliResult:
+    """One README line as the user types it, with ``--yes`` for the user's yes when it would
+    run something (lines that print a command run nothing and get no ``--yes``)."""
     stdin = ""
     if "|" in line:  # cat FILE | conch ...
         feeder, line = (part.strip() for part in line.split("|", 1))
@@ -224,16 +218,178 @@ def _run(conch: Conch, line: str, cwd: Path) -> CliResult:
     argv = shlex.split(line)[1:]
     if argv[0] == "auth":  # the key comes from stdin where no terminal asks for it
         stdin = "sk-test-0000000000000000WXYZ\n"
-    agent = ("check", "daemon", "help", "doctor", "run", "auth")
-    if argv[0] not in agent and "--analyze" not in argv:
-        argv = ["--json", "--quiet", *(a for a in argv if a not in ("-p", "--json", "-e"))]
+    subcommands = ("check", "daemon", "help", "doctor", "run", "auth")
+    printing = {"-p", "--print", "--json"} & set(argv)
+    if argv[0] not in subcommands and "--analyze" not in argv and not printing:
+        argv = [*argv, "--yes"]
     return conch(*argv, stdin=stdin, cwd=cwd)
 
 
+def _tree(root: Path) -> dict[str, bytes | None]:
+    """Every path under ``root``: a file's bytes, None for a directory."""
+    return {
+        p.relative_to(root).as_posix(): (None if p.is_dir() else p.read_bytes())
+        for p in sorted(root.rglob("*"))
+    }
+
+
+def _run_printed(command: str, cwd: Path) -> None:
+    """Run a command that a line printed through conch's own runner, as the user would by
+    answering yes to it."""
+    from conch.execute.checked import run_checked
+    from conch.policy import PolicyContext
+
+    ran = run_checked(
+        command,
+        PolicyContext(cwd=cwd),
+        cwd=cwd,
+        state_dir=None,
+        approve=lambda *_: True,
+        interactive=False,
+        timeout=60,
+    )
+    assert ran.result.exit_code == 0, (command, ran.result)
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def _five_largest(result: CliResult, before: dict[str, bytes | None], cwd: Path) -> None:
+    lines = _lines(result.out)
+    assert len(lines) == 5, result.out
+    for wanted in (
+        readme_fixture.largest(cwd, recursive=False),
+        readme_fixture.largest(cwd, recursive=True),
+    ):
+        names = [
+            next((w for w in wanted if line.endswith(w.rsplit("/", 1)[-1])), "") for line in lines
+        ]
+        if sorted(names) == sorted(wanted):
+            return
+    raise AssertionError(f"not the five largest files, and only files:\n{result.out}")
+
+
+def _each_directory(result: CliResult, before: dict[str, bytes | None], cwd: Path) -> None:
+    named = [line.split()[-1].removeprefix("./").rstrip("/") for line in _lines(result.out)]
+    named = [name for name in named if name != "."]  # du's own total line may come last
+    assert sorted(named) == readme_fixture.top_dirs(cwd), result.out
+
+
+def _archive(result: CliResult, before: dict[str, bytes | None], cwd: Path) -> None:
+    import tarfile
+    import zipfile
+
+    [command] = _lines(result.out)
+    assert _tree(cwd) == before, "-p ran something"
+    _run_printed(command, cwd)
+    new = [cwd / name for name in _tree(cwd).keys() - before.keys()]
+    members: list[str] = []
+    for path in new:
+        if path.is_file() and tarfile.is_tarfile(path):
+            with tarfile.open(path) as archive:
+                members += archive.getnames()
+        elif path.is_file() and zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                members += archive.namelist()
+    assert any(m.endswith("logs/app.log") for m in members), (command, new, members)
+
+
+def _empty_directories(result: CliResult, before: dict[str, bytes | None], cwd: Path) -> None:
+    out = json.loads(result.out)
+    assert _tree(cwd) == before, "--json ran something"
+    _run_printed(out["command"], cwd)
+    after = _tree(cwd)
+    for empty in readme_fixture.EMPTY_DIRS:
+        assert empty not in after, (out["command"], empty)
+    files = {name for name, data in before.items() if data is not None}
+    assert files <= after.keys(), (out["command"], files - after.keys())
+
+
+def _old_tmp_files(result: CliResult, before: dict[str, bytes | None], cwd: Path) -> None:
+    after = _tree(cwd)
+    old = {name for name, age in readme_fixture.TMP_FILES.items() if age > 7}
+    assert not old & after.keys(), (result.err, old & after.keys())
+    kept = {name for name, data in before.items() if data is not None} - old
+    assert kept <= after.keys(), (result.err, kept - after.keys())
+
+
+def _ip_counts(result: CliResult, before: dict[str, bytes | None], cwd: Path) -> None:
+    lines = _lines(result.out)
+    for ip, count in readme_fixture.ip_counts().items():
+        line = next((line for line in lines if ip in line.split()), None)
+        assert line is not None and str(count) in line.split(), (ip, count, result.out)
+
+
+def _renamed(result: CliResult, before: dict[str, bytes | None], cwd: Path) -> None:
+    after = _tree(cwd)
+    for name in ("photo1", "holiday photo"):
+        assert f"{name}.jpg" in after and f"{name}.jpeg" not in after, (result.err, sorted(after))
+        assert after[f"{name}.jpg"] == before[f"{name}.jpeg"]
+
+
+def _names_only(result: CliResult, before: dict[str, bytes | None], cwd: Path) -> None:
+    names = [line.strip('"') for line in _lines(result.out)]
+    assert sorted(names) == readme_fixture.OLDER_THAN_30, result.out
+    assert "jq " in result.err, "the command was not shown before it ran"
+
+
+def _build_script(result: CliResult, before: dict[str, bytes | None], cwd: Path) -> None:
+    assert "build.sh" in result.out, result.out
+    assert len(result.out.split()) <= 60, "not a short answer"
+
+
+def _prose(result: CliResult, before: dict[str, bytes | None], cwd: Path) -> None:
+    assert len(result.out.split()) >= 5, result.out
+    assert _tree(cwd) == before, "a question ran something"
+
+
+# What each request of the README must do (by its words).
+EFFECTS = {
+    "list the five largest files in this directory": _five_largest,
+    "show disk usage of each directory here": _each_directory,
+    "compress the logs directory": _archive,
+    "delete empty directories": _empty_directories,
+    "remove .tmp files older than a week": _old_tmp_files,
+    "count unique IPs in access.log by frequency": _ip_counts,
+    "rename every .jpeg file here to .jpg": _renamed,
+    "names of users older than 30": _names_only,
+    "why does this fail": _prose,
+    "is it safe to delete ~/.cache": _prose,
+    "which of these is the build script": _build_script,
+}
+
+
+def _effect_of(line: str) -> Callable[[CliResult, dict[str, bytes | None], Path], None] | None:
+    return next((check for words, check in EFFECTS.items() if f'"{words}"' in line), None)
+
+
+def test_every_request_of_the_readme_has_a_check_of_its_effect() -> None:
+    requests = [line for line in LINES if '"' in line and not line.startswith(SUBCOMMANDS)]
+    assert requests and all(_effect_of(line) is not None for line in requests), requests
+
+
+SUBCOMMANDS = tuple(
+    f"conch {word}"
+    for word in (
+        "check",
+        "daemon",
+        "help",
+        "doctor",
+        "run",
+        "auth",
+        "chat",
+        "shell",
+        "serve",
+        "mcp",
+    )
+)
+
+
 @pytest.mark.parametrize("line", LINES)
-def test_every_readme_example_works_as_written(conch: Conch, project: Path, line: str) -> None:
+def test_every_readme_example_does_what_it_says(conch: Conch, project: Path, line: str) -> None:
     if "--analyze" in line:  # diagnoses the last run: make one first
-        _run(conch, 'conch "show disk usage of each directory here"', project)
+        _request(conch, 'conch -p "show disk usage of each directory here"', project)
     if line.startswith("conch daemon"):  # reports on the service: have it running
         conch("daemon", "start", cwd=project)
     if line.startswith("conch chat"):
@@ -248,10 +404,11 @@ def test_every_readme_example_works_as_written(conch: Conch, project: Path, line
     if line.startswith("conch mcp"):
         _mcp(line, project)
         return
+    before = _tree(project)
     previous = keyring.get_keyring()
     keyring.set_keyring(FileKeyring(project.parent / "keyring.json"))  # for `conch auth`
     try:
-        result = _run(conch, line, project)
+        result = _request(conch, line, project)
     finally:
         keyring.set_keyring(previous)
     words = shlex.split(line.split("|")[-1])
@@ -272,12 +429,6 @@ def test_every_readme_example_works_as_written(conch: Conch, project: Path, line
         assert result.out.strip(), result.err
         return
     assert result.code == 0, result.err
-    out = json.loads(result.out)
-    if "|" in line:  # a question about piped input gets prose
-        assert len(out.get("answer", "").split()) >= 5, out
-        return
-    if "answer" in out:  # asked about something: prose is a fine reply
-        assert len(out["answer"].split()) >= 5, out
-        return
-    assert out["decision"] != str(Decision.REJECT), out
-    assert _parses(out["command"]), out["command"]
+    check = _effect_of(line)
+    assert check is not None, f"no check of what {line!r} does"
+    check(result, before, project)

@@ -1,7 +1,7 @@
 """A directory like a user's, for the README's "Using it" examples: logs, an access log in
 common log format, JSON, nested directories with files of several sizes, old and new
 temporary files, empty directories, photos, a build script. Each example's effect is
-checked against what this tree holds (``tests/e2e/test_readme_examples.py``)."""
+checked against what this tree holds (``tests/e2e/test_readme_examples.py``, ``benchmarks/everyday/run.py``)."""
 
 from __future__ import annotations
 
