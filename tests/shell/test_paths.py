@@ -33,6 +33,8 @@ def project(tmp_path: Path) -> Path:
         ("ls *.csv", ["'*.csv' matches nothing in the current directory"]),
         ("python3 script.py", ["'script.py' does not exist in the current directory"]),
         ("tail ~/nothere.log", ["'~/nothere.log' does not exist"]),
+        ("jq .name < package.json", ["'package.json' does not exist in the current directory"]),
+        ("wc -l < app.log", [APP_LOG]),
         ("cd logs && tail missing.log", ["'missing.log' does not exist in logs/"]),
     ],
 )
@@ -60,6 +62,8 @@ def test_a_path_that_does_not_exist_is_named_with_the_files_of_that_name_nearby(
         "make build.log && cat build.log",
         "du -sh logs/*",
         "ls",
+        "wc -l < logs/app.log",
+        "cat <<< missing.txt",
     ],
 )
 def test_what_exists_or_the_command_makes_is_not_missing(project: Path, command: str) -> None:

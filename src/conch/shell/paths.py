@@ -1,7 +1,8 @@
 """The files a suggested command reads, and whether they exist where it would run.
 
 ``missing_paths`` finds the operands that programs which read files are given (``cat``,
-``tail``, ``grep`` after its pattern, ``cd``, a script for ``python``...) and says which of
+``tail``, ``grep`` after its pattern, ``cd``, a script for ``python``...) and the files
+redirected into it (``< data.json``), and says which of
 them do not exist, relative to the shell's directory, with the files of that name found
 nearby (``tail -n 3 app.log`` when ``app.log`` is in ``logs/``: "there is logs/app.log").
 
@@ -153,6 +154,14 @@ def missing_paths(command: str, cwd: str | Path, home: str | None = None) -> lis
     for inv in analysis.invocations:
         created.update(_resolve(text, base, home) for text in _created(inv))
     found: list[MissingPath] = []
+    moves = any(inv.name in ("cd", "pushd") for inv in analysis.invocations)
+    for redirect in analysis.redirects:  # ``< file``: read from the shell's directory
+        text = redirect.target.path_text
+        reads = redirect.operator.lstrip("0123456789") == "<"
+        if reads and text and not moves and not redirect.target.brace:
+            path = _resolve(text, root, home)
+            if path is not None and not _exists(path, text) and not _made(path, created):
+                found.append(MissingPath(text, "", _near(root, root, text)))
     for inv in analysis.invocations:
         name = inv.name
         if name is None:
