@@ -264,7 +264,7 @@ def test_an_answer_right_after_a_failure_is_held_back_once_and_the_model_tries_a
     shown = "".join(e.text for e in log.events if isinstance(e, TextDelta))
     assert shown == "3"  # the held-back answer was never shown
     retry = sent(session).sent[2].messages[-1].content
-    assert "The last tool call failed, so the task is not done yet." in retry
+    assert 'The last add call failed, so "add two and one" is not done yet.' in retry
     assert alternation_problems(session.history) == []
 
 
@@ -276,4 +276,5 @@ def test_the_second_answer_after_a_failure_stands() -> None:
         '{"answer": "It broke again."}',
     ]
     session = scripted_session(*replies, tools=(explode,), tool_calls="json")
-    assert session.chat("try") == "It broke again."  # one retry per turn, not more
+    reply = session.chat("try")  # one retry per turn, not more
+    assert reply.splitlines() == ["It broke again.", "[explode failed: it broke: again]"]

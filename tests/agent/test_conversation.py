@@ -115,6 +115,34 @@ def test_the_current_instruction_survives_pruning_too() -> None:
     assert alternation_problems(conversation.wire()) == []
 
 
+def test_the_request_being_worked_on_survives_pruning_behind_the_loop_s_notes() -> None:
+    conversation = Conversation("SYSTEM", keep_turns=3)
+    conversation.add_request("FIRST QUESTION")
+    conversation.add(Message("assistant", "first answer"))
+    conversation.add_request("CURRENT REQUEST")
+    for n in range(10):
+        _tool_turn(conversation, n)
+    conversation.add(Message("assistant", "an answer held back"))
+    conversation.add(Message("user", "a note from the loop: not done yet"))
+    assert conversation.request_text() == "CURRENT REQUEST"
+    assert conversation.prune(700) is not None
+    contents = [m.content for m in conversation.messages]
+    assert "CURRENT REQUEST" in contents and "FIRST QUESTION" in contents
+    assert contents[-1] == "a note from the loop: not done yet"
+    assert alternation_problems(conversation.wire()) == []
+
+
+def test_a_restored_conversation_s_request_is_its_last_user_message() -> None:
+    conversation = Conversation("SYSTEM")
+    assert conversation.request is None
+    conversation.add(Message("user", "one"))
+    conversation.add(Message("assistant", "1"))
+    conversation.add(Message("user", "two"))
+    assert conversation.request_text() == "two"
+    conversation.clear()
+    assert conversation.request_text() is None
+
+
 def test_nothing_is_dropped_when_everything_is_protected() -> None:
     conversation = Conversation("S" * 4000, keep_turns=5)
     conversation.add(Message("user", "do it"))

@@ -24,6 +24,18 @@ def test_relative_paths_resolve_under_the_root(sandbox: Path) -> None:
     assert confined.resolve("") == confined.resolve(".") == sandbox.resolve()
 
 
+def test_the_root_s_absolute_path_without_its_leading_slash_is_taken_as_absolute(
+    sandbox: Path,
+) -> None:
+    root = sandbox.resolve()
+    confined = Confined(sandbox)
+    bare = str(root).lstrip("/")
+    assert confined.resolve(bare) == root  # small models copy the root that way
+    assert confined.resolve(f"{bare}/a/b.txt") == root / "a" / "b.txt"
+    (root / bare.split("/")[0]).mkdir()  # unless its first part is really there
+    assert confined.resolve(f"{bare}/a.txt") == root / bare / "a.txt"
+
+
 def test_dot_dot_that_stays_inside_is_allowed(sandbox: Path) -> None:
     assert Confined(sandbox).resolve("a/../b.txt") == sandbox.resolve() / "b.txt"
 

@@ -14,7 +14,7 @@ pay for its imports.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -27,6 +27,7 @@ from conch.policy import ExecutionMode
 from conch.tools import Tool
 
 if TYPE_CHECKING:
+    from conch.tools.fs_base import Request
     from conch.tools.plan import PlanState
     from conch.tools.web import SearchBackend
 
@@ -72,15 +73,17 @@ class ToolOptions:
     on_refused: OnRefused | None = None
 
 
-def default_tools(options: ToolOptions) -> list[Tool]:
+def default_tools(options: ToolOptions, request: Request | None = None) -> list[Tool]:
     """The built-in tools ``options`` ask for, in the order they are offered: the ones a task
-    uses most first (a small model leans on the first tools it reads about)."""
+    uses most first (a small model leans on the first tools it reads about). ``request``
+    gives the request being worked on (a refused delete names the files it asks for)."""
     tools: list[Tool] = []
     shell = shell_for(options)
     if options.root is not None:
         from conch.tools.fs import fs_tools
 
-        tools += fs_tools(options.root, options.fs_mode, before_delete=deletes_as_rm(shell))
+        before_delete = deletes_as_rm(shell)
+        tools += fs_tools(options.root, options.fs_mode, before_delete, request)
     if options.bash:
         tools.append(bash_tool(shell))
     if options.root is not None and options.evaluate:
@@ -117,14 +120,15 @@ def evaluate_off(options: ToolOptions) -> str | None:
     return f"evaluate (Python in a sandbox) is off: {reason}; --no-python turns it off quietly"
 
 
-def deletes_as_rm(shell: Shell) -> Callable[[str, bool], None]:
+def deletes_as_rm(shell: Shell) -> Callable[[Sequence[str], bool], None]:
     """A file tool's delete, decided as the ``rm`` that would do it under ``shell``'s mode:
     the policy, then the user where the mode wants a yes (in every mode but
     full-autonomous a delete is asked about, or refused when no one can be asked). The
-    user refusing it ends the tool call with an error the model reads."""
+    entries a pattern matches are one ``rm`` of them all: one question. The user refusing
+    it ends the tool call with an error the model reads."""
 
-    def before_delete(path: str, recursive: bool) -> None:
-        shell.permit(shlex.join(["rm", "-r", "--", path] if recursive else ["rm", "--", path]))
+    def before_delete(paths: Sequence[str], recursive: bool) -> None:
+        shell.permit(shlex.join(["rm", "-r", "--", *paths] if recursive else ["rm", "--", *paths]))
 
     return before_delete
 

@@ -85,6 +85,7 @@ class Conversation:
         self.counter = counter
         self.keep_turns = keep_turns
         self._messages: list[Message] = []
+        self._request: Message | None = None
         self._summary: Message | None = None
         self._dropped = 0
         self._dropped_requests = 0
@@ -101,9 +102,30 @@ class Conversation:
             raise ValueError("the system prompt is the conversation's `system`, not a message")
         self._messages.append(message)
 
+    def add_request(self, text: str) -> Message:
+        """Append the user's ``text`` as the request the turn works on: pruning keeps it
+        whatever else goes, and the loop's own notes to the model do not replace it."""
+        self._request = Message("user", text)
+        self.add(self._request)
+        return self._request
+
+    @property
+    def request(self) -> Message | None:
+        """The request being worked on: the last one ``add_request`` added, else (a
+        conversation restored from a history) the last user message."""
+        if self._request is not None and any(m is self._request for m in self._messages):
+            return self._request
+        return next((m for m in reversed(self._messages) if m.role == "user"), None)
+
+    def request_text(self) -> str | None:
+        """The text of ``request``."""
+        request = self.request
+        return None if request is None else request.content
+
     def clear(self) -> None:
         """Forget every message (the system prompt stays)."""
         self._messages.clear()
+        self._request = None
         self._summary = None
         self._dropped = self._dropped_requests = 0
         self._dropped_calls.clear()
@@ -125,9 +147,10 @@ class Conversation:
         already fits or nothing may be dropped.
 
         Kept always: the system prompt, the first user message (the original instruction),
-        the last user message (the current one) and the last ``keep_turns`` turns. What is
-        dropped is replaced by one summary line right after the original instruction (an
-        earlier summary is folded into it).
+        the request being worked on (``request``: in a chat, the latest question, however
+        many tool calls came after it), the last user message and the last ``keep_turns``
+        turns. What is dropped is replaced by one summary line right after the original
+        instruction (an earlier summary is folded into it).
         """
         before = self.tokens()
         if before <= budget:
@@ -136,6 +159,8 @@ class Conversation:
         users = [i for i, g in enumerate(groups) if self._messages[g[0]].role == "user"]
         keep = set(range(max(len(groups) - self.keep_turns, 0), len(groups)))
         keep.update(users[:1] + users[-1:])
+        request = self.request
+        keep.update(i for i, g in enumerate(groups) if any(self._messages[j] is request for j in g))
         total = before
         dropped: list[list[int]] = []
         for index, group in enumerate(groups):

@@ -23,12 +23,14 @@ otherwise; only the answer's text is streamed to the user.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import Counter
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from conch.agent import sanitize
 from conch.agent.conversation import Conversation
 from conch.agent.evaluate import LEGACY_NAMES
 from conch.agent.events import (
@@ -57,10 +59,20 @@ from conch.tools import ToolRegistry
 
 INTERRUPTED = "[interrupted by the user]"
 REFUSING_TOOLS = frozenset({"bash"})  # their errors include refusals
+REFUSED = "CommandRefused:"  # how a refusal by the policy or the user starts, from any tool
 RETRY = (
     "The last tool call failed, so the task is not done yet. Fix the call (for example, read "
     "the file first and copy its exact text) or use another tool, then answer."
 )
+# Words of an answer that already says something was refused or failed.
+_SPEAKS_OF_FAILURE = re.compile(
+    r"refus|declin|denied|not allowed|fail|error|could ?n[o']?t|can ?n[o']?t|unable|"
+    r"did ?n[o']?t|nothing was|was not|were not|wasn't|weren't|not (?:been )?(?:deleted|done|run)",
+    re.IGNORECASE,
+)
+_NOTE_CHARS = 200
+_NOTE_LINES = 3
+_ERROR_CHARS = 600  # of a failed call's error, said again with the retry note
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +131,8 @@ class Agent:
         (None: work on the conversation as it stands, which ends with a user message or
         with the results of tool calls)."""
         if instruction is not None:
-            conversation.add(Message("user", instruction))
+            conversation.add_request(instruction)
+        request = conversation.request_text()
         wanted = (
             expected_outputs(instruction, self.root)
             if self.root is not None and instruction is not None
@@ -129,7 +142,7 @@ class Agent:
         blocked = 0
         retries = 0
         checks = 0
-        failed = False  # the last tool result was an error
+        unresolved = Unresolved()
         usage = Usage()
         partial: list[str] = []
         try:
@@ -139,7 +152,7 @@ class Agent:
                     if pruned is not None:
                         yield pruned
                 partial.clear()
-                retry = failed and retries < self.limits.max_retries
+                retry = bool(unresolved.failures) and retries < self.limits.max_retries
                 missing: tuple[str, ...] = ()
                 if not retry and wanted and checks < self.limits.max_output_checks:
                     assert self.root is not None
@@ -153,45 +166,51 @@ class Agent:
                 if not reply.calls and hold:  # an answer that cannot stand yet: once more
                     if retry:
                         retries += 1
-                        failed = False
                     else:
                         checks += 1
                     conversation.add(Message("assistant", reply.text))
-                    conversation.add(Message("user", RETRY if retry else missing_note(missing)))
+                    note = (
+                        retry_note(request, unresolved.failures) if retry else missing_note(missing)
+                    )
+                    conversation.add(Message("user", note))
                     continue
                 if not reply.calls and not reply.text.strip():
                     # Nothing to show and nothing to do: a failed reply, not an answer.
                     raise ModelOutputError(EMPTY_REPLY)
                 if not reply.calls:
-                    conversation.add(Message("assistant", reply.text))
-                    yield TurnFinished(reply.text, iteration, usage)
-                    return reply.text
+                    text = reply.text
+                    note = unresolved.note(text)
+                    if note:  # the answer must say what did not happen, and why
+                        text = f"{text.rstrip()}\n{note}"
+                        yield TextDelta(f"\n{note}")
+                    conversation.add(Message("assistant", text))
+                    yield TurnFinished(text, iteration, usage)
+                    return text
                 calls = tuple(self._canonical(call) for call in reply.calls)
                 conversation.add(Message("assistant", reply.text, tool_calls=calls))
-                failed = False
                 for call in calls:
-                    failed = False
                     yield ToolStarted(call, iteration)
                     started = time.monotonic()
                     key = _key(call)
-                    if seen[key] >= self.limits.max_repeats:
+                    repeated = seen[key] >= self.limits.max_repeats
+                    if repeated:
                         blocked += 1
                         result = ToolResult(call.id, call.name, _repeat_note(call, seen[key]), True)
                     else:
                         seen[key] += 1
                         result = self.tools.call(call)
-                        # A refused command is the user's or the policy's word, not a mistake
-                        # to fix: only other failures are worth another try.
-                        failed = result.is_error and call.name not in REFUSING_TOOLS
                     fitted = capped(result, self.limits.max_result_chars)
                     conversation.add(fitted.result.to_message())
-                    yield ToolFinished(
+                    finished = ToolFinished(
                         call,
                         fitted.result,
                         fitted.truncated,
                         fitted.original_size,
                         time.monotonic() - started,
                     )
+                    if not repeated:  # a repeat not run changes nothing: its result stands
+                        unresolved.record(finished)
+                    yield finished
                     if blocked > self.limits.max_blocked:
                         conversation.close_turn("[stopped: the same tool call kept repeating]")
                         raise LoopDetected(call)
@@ -261,6 +280,68 @@ class Agent:
         if call.name not in self.tools and target is not None and target in self.tools:
             return ToolCall(call.id, target, call.arguments)
         return call
+
+
+def refused(tool: str, content: str) -> bool:
+    """Whether a tool's error is a refusal (by the safety policy, the execution mode or the
+    user), which is their word and not a mistake to fix."""
+    return tool in REFUSING_TOOLS or content.removeprefix("Error: ").startswith(REFUSED)
+
+
+@dataclass(slots=True)
+class Unresolved:
+    """The tool calls of a turn that did not do what they were for: failures, by tool, that
+    no later success of the same tool made good (worth another try), and refusals (the
+    policy's or the user's word, which stand)."""
+
+    failures: dict[str, ToolFinished] = field(default_factory=dict)
+    refusals: dict[tuple[str, str], ToolFinished] = field(default_factory=dict)
+
+    def record(self, finished: ToolFinished) -> None:
+        """Take the outcome of one call that ran into account."""
+        name = finished.call.name
+        if not finished.result.is_error:
+            self.failures.pop(name, None)
+        elif refused(name, finished.result.content):
+            self.refusals[_key(finished.call)] = finished
+        else:
+            self.failures[name] = finished
+
+    def note(self, answer: str) -> str:
+        """Lines for an answer that does not say what was refused or failed: which tool,
+        refused or failed, and why. Empty when there is nothing to add."""
+        if _SPEAKS_OF_FAILURE.search(answer):
+            return ""
+        stand = [*self.refusals.values(), *self.failures.values()][:_NOTE_LINES]
+        return "\n".join(_outcome(finished) for finished in stand)
+
+
+def _outcome(finished: ToolFinished) -> str:
+    """``[fs_delete was refused: the user refused it; nothing was done.]``: the tool, and
+    the first sentence of its error."""
+    content = finished.result.content.removeprefix("Error: ")
+    name = finished.call.name
+    was = "was refused" if refused(name, content) else "failed"
+    reason = re.sub(r"^[A-Za-z]+(?:Error|Refused|Sandbox|Exception): ", "", content)
+    reason = " ".join(reason.removeprefix(f"{name}: ").split())
+    first = re.split(r"(?<=\.)\s", reason, maxsplit=1)[0]
+    return f"[{name} {was}: {sanitize.one_line(first, _NOTE_CHARS)}]"
+
+
+def retry_note(request: str | None, failures: Mapping[str, ToolFinished]) -> str:
+    """What the model is told when it answers while a tool's failure stands: which tool
+    failed and what its error said, and that the request, named again, is not done yet (a
+    small model otherwise answers an earlier question, or takes a hint for the answer)."""
+    names = " and ".join(failures) or "tool"
+    note = RETRY.replace("The last tool call failed", f"The last {names} call failed")
+    if request:
+        asked = sanitize.one_line(request, _NOTE_CHARS)
+        note = note.replace("the task is not done yet", f'"{asked}" is not done yet')
+    said = [
+        sanitize.one_line(f.result.content.removeprefix("Error: "), _ERROR_CHARS)
+        for f in failures.values()
+    ]
+    return note + "".join(f"\nIts error: {text}" for text in said)
 
 
 def _key(call: ToolCall) -> tuple[str, str]:

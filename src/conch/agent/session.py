@@ -128,6 +128,7 @@ class Session:
         self.options = options or GenerationOptions(max_tokens=1024)
         self.limits = limits or Limits()
         self.context_tokens = context_tokens
+        self._request: str | None = None  # what the current turn works on
         if count_tokens is None:
             tokenizer = getattr(provider, "count_tokens", None)
             count_tokens = tokenizer_counter(tokenizer) if tokenizer else estimate_tokens
@@ -421,6 +422,7 @@ class Session:
             self.refresh_system()  # an MCP server stopped: its tools go
         assert self._tools is not None and self._stable is not None
         self._conversation.system = self._compose(self._tools, self._stable)
+        self._request = text if text is not None else self._conversation.request_text()
         budget = int(self.context_tokens * PRUNE_AT) - self.options.max_tokens
         agent = Agent(
             self.provider,
@@ -442,7 +444,7 @@ class Session:
         tools: list[Tool] = []
         if self._use_defaults:
             if self._defaults is None:
-                self._defaults = default_tools(self.tool_options)
+                self._defaults = default_tools(self.tool_options, lambda: self._request)
             tools += self._defaults
         tools += self._extra
         if self._mcp is not None:

@@ -21,6 +21,7 @@ SNIFF_BYTES = 8 * KIB  # a NUL byte in this much of a file marks it binary
 LIST_MAX_ENTRIES = 500
 GLOB_MAX_MATCHES = 500
 MOVE_MAX_ENTRIES = 200  # entries one fs_move with a pattern may move
+DELETE_MAX_ENTRIES = 200  # entries one fs_delete with a pattern may delete
 GREP_MAX_MATCHES_DEFAULT = 100
 GREP_MAX_MATCHES = 500
 GREP_MAX_FILE_BYTES = 8 * MIB

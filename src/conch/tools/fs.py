@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from conch.tools.fs_base import BeforeDelete, Request
 from conch.tools.fs_batch import batch_tool
 from conch.tools.fs_ops import Files
 from conch.tools.paths import Confined
@@ -26,26 +27,31 @@ NonNegative = Annotated[int, Field(ge=0)]
 def fs_tools(
     root: Path,
     mode: Literal["split", "unified", "both"] = "split",
-    before_delete: Callable[[str, bool], None] | None = None,
+    before_delete: BeforeDelete | None = None,
+    request: Request | None = None,
 ) -> list[Tool]:
     """The file tools for the sandbox ``root`` (an existing directory): ``split`` gives
     ``fs_read``, ``fs_write``, ``fs_edit``, ``fs_list``, ``fs_glob``, ``fs_grep``,
     ``fs_mkdir``, ``fs_delete``, ``fs_move`` and ``fs_diff``; ``unified`` gives the one batch tool ``fs``;
-    ``both`` gives all of them. ``before_delete`` is asked before any delete (``Files``)."""
+    ``both`` gives all of them. ``before_delete`` is asked before any delete; ``request``
+    gives the request the model is working on, for hints (``Files``)."""
     if mode not in ("split", "unified", "both"):
         raise ValueError(f"unknown file tools mode {mode!r} (split, unified or both)")
     confined = Confined(root)
+    deleter = 'fs with action "delete"' if mode == "unified" else "fs_delete"
     system = (
         f"The file tools work only inside {confined.root}. Give paths relative to it, "
         'like "src/main.py"; paths that lead outside it are refused. Read a file before you '
         "change it, and copy the text to replace exactly as it was shown, without the line "
-        "numbers. When the user wants a result in a file, write that file before you answer."
+        "numbers. When the user wants a result in a file, write that file before you answer. "
+        f'To delete files of one kind, give {deleter} a pattern, like "*.log".'
     )
     tools: list[Tool] = []
     if mode in ("split", "both"):
-        tools.extend(split_tools(Files(confined, before_delete=before_delete)))
+        tools.extend(split_tools(Files(confined, before_delete=before_delete, request=request)))
     if mode in ("unified", "both"):
-        tools.append(batch_tool(Files(confined, prefix="fs ", before_delete=before_delete)))
+        files = Files(confined, prefix="fs ", before_delete=before_delete, request=request)
+        tools.append(batch_tool(files))
     tools[0] = replace(tools[0], system=system)  # said once, whichever tools are offered
     return tools
 
@@ -136,7 +142,9 @@ def split_tools(files: Files) -> list[Tool]:
 
     def fs_delete(path: str, recursive: bool = False) -> str:
         """Delete a file or a symlink. A directory is deleted only when recursive is true,
-        and then everything in it goes too. The sandbox root itself cannot be deleted.
+        and then everything in it goes too. path may be a pattern: "*.log" deletes every
+        .log file at the top level, "**/*.log" at any depth. The sandbox root and the
+        working directory themselves are never deleted.
 
         Example: {"path": "build/old.log"}
         """
@@ -172,7 +180,7 @@ def split_tools(files: Files) -> list[Tool]:
         (fs_glob, "Find files by name pattern, like **/*.py."),
         (fs_grep, "Search inside files for a regular expression."),
         (fs_mkdir, "Create a directory."),
-        (fs_delete, "Delete a file, or a directory with recursive=true."),
+        (fs_delete, "Delete a file, or many by a pattern like *.log."),
         (fs_move, "Rename or move a file, or many by a pattern like *.txt."),
         (fs_diff, "Compare two files, or a file with proposed new text."),
     ]

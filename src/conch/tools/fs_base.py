@@ -6,7 +6,7 @@ with errors that name the action.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from conch.storage.files import atomic_write_text
@@ -15,6 +15,11 @@ from conch.tools.globs import SKIP_DIRS, WALK_MAX, compile_glob, has_magic, walk
 from conch.tools.paths import Confined, PathOutsideSandbox
 
 SHOW_MATCHES = 20  # names listed when a pattern is given where a file was expected
+# Told of every delete before anything is deleted: the paths as shown (relative to the
+# root) and whether a directory is among them; it raises to stop the delete.
+BeforeDelete = Callable[[Sequence[str], bool], None]
+# The request the model is working on, for hints that name what it asked for.
+Request = Callable[[], str | None]
 _NEW_FILE_MODE = 0o644
 
 
@@ -23,20 +28,23 @@ class SandboxFiles:
     actions).
 
     ``prefix`` starts every error message (``fs_`` gives ``fs_read: ...``).
-    ``before_delete``: told of every delete (the path as given, relative to the root, and
-    whether it is recursive) before anything is deleted; it raises to stop it, and its
-    error is the tool's.
+    ``before_delete``: told of every delete (the paths, relative to the root: one, or
+    every entry a pattern matches; and whether a directory is among them) before anything
+    is deleted; it raises to stop it, and its error is the tool's. ``request``: the request
+    the model is working on (None: not known), for a refused delete's hint.
     """
 
     def __init__(
         self,
         confined: Confined,
         prefix: str = "fs_",
-        before_delete: Callable[[str, bool], None] | None = None,
+        before_delete: BeforeDelete | None = None,
+        request: Request | None = None,
     ) -> None:
         self.confined = confined
         self.prefix = prefix
         self.before_delete = before_delete
+        self.request = request
 
     # -- paths -----------------------------------------------------------------------------
 

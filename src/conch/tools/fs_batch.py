@@ -128,8 +128,8 @@ class Batch:
                 )
             case "mkdir":
                 return files.mkdir(_need(op, "path"))
-            case "delete":
-                return files.delete(_need(op, "path"), op.recursive)
+            case "delete":  # a pattern may come as path or as pattern
+                return files.delete(op.path or _need(op, "pattern"), op.recursive)
             case "move" | "rename":  # small models say rename
                 return files.move(_need(op, "path"), _need(op, "destination"))
             case "diff":
@@ -290,8 +290,8 @@ def batch_tool(files: Files) -> Tool:
           path, start_line, end_line, new_text (replace those lines).
         - list: path, recursive. glob: pattern like "**/*.py". grep: pattern (a regular
           expression), path, glob.
-        - mkdir: path. delete: path (recursive for a directory). diff: path, and other or
-          new_text. move (or rename): path, destination (rename or move; a pattern like "*.txt" with
+        - mkdir: path. delete: path (recursive for a directory; a pattern like "*.log"
+          deletes every match). diff: path, and other or new_text. move (or rename): path, destination (rename or move; a pattern like "*.txt" with
           destination "*.md" or a directory moves every match).
         Example: {"action": "read", "path": "app.py"}
 

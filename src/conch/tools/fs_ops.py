@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import stat
 from collections.abc import Iterable
 from pathlib import Path
 
 from conch.tools import caps
 from conch.tools.fs_base import SandboxFiles
+from conch.tools.fs_deletes import delete
 from conch.tools.fs_grep import grep
 from conch.tools.fs_moves import move_matching, rename_call, renames_in
 from conch.tools.globs import SKIP_DIRS, WALK_MAX, compile_glob, has_magic, walk
@@ -233,36 +233,9 @@ class Files(SandboxFiles):
 
     def delete(self, path: str, recursive: bool = False) -> str:
         """Delete a file, a symlink (not what it points to) or, with ``recursive``, a directory;
-        ``before_delete`` is asked first."""
-        self.resolve("delete", path)  # refuses symlinks that lead out
-        entry = self.resolve("delete", path, follow_final=False)
-        if entry == self.confined.root:
-            raise PermissionError(
-                f"{self.prefix}delete: refusing to delete the sandbox root {self.confined.root}"
-            )
-        shown = self.shown(entry)
-        link, directory = entry.is_symlink(), entry.is_dir()
-        if directory and not link and not recursive:
-            raise IsADirectoryError(
-                f"{self.prefix}delete: '{shown}' is a directory; to delete it and "
-                "everything in it, set recursive to true"
-            )
-        if not (link or entry.exists()):
-            raise self.missing("delete", path)
-        if self.before_delete is not None:
-            self.before_delete(shown, directory and not link)
-        try:
-            if link:
-                entry.unlink()
-                return f"deleted symlink '{shown}'"
-            if directory:
-                count = sum(1 for _ in walk(entry))
-                shutil.rmtree(entry)
-                return f"deleted directory '{shown}' and the {count} entries in it"
-            entry.unlink()
-        except OSError as exc:
-            raise OSError(f"{self.prefix}delete: cannot delete '{shown}': {exc.strerror}") from None
-        return f"deleted '{shown}'"
+        a pattern (``*.tmp``) deletes every entry it matches. Never the sandbox root, a
+        directory above it or the working directory. ``before_delete`` is asked first."""
+        return delete(self, path, recursive)
 
     def move(self, path: str, destination: str) -> str:
         """Rename or move a file or directory; into ``destination`` when it is a directory.

@@ -32,7 +32,8 @@ class Confined:
     def resolve(self, path: str, *, follow_final: bool = True) -> Path:
         """The real path that ``path`` names under the root.
 
-        Relative paths are taken from the root; ``""`` and ``"."`` are the root itself.
+        Relative paths are taken from the root (but see ``_relative``); ``""`` and ``"."``
+        are the root itself.
         Symlinks are resolved wherever they exist (for a new file, its existing parents are);
         with ``follow_final=False`` the last component is kept as named, so a symlink can be
         removed rather than what it points to. Raises ``PathOutsideSandbox`` when the result
@@ -46,7 +47,7 @@ class Confined:
                 f"root {self.root}"
             )
         named = Path(path) if path else Path(".")
-        candidate = named if named.is_absolute() else self.root / named
+        candidate = named if named.is_absolute() else self._relative(named)
         keep_final = not follow_final and candidate.name not in ("", ".", "..")
         try:
             if keep_final:
@@ -58,6 +59,20 @@ class Confined:
         if not self.contains(resolved):
             raise PathOutsideSandbox(self._outside(path, candidate, resolved))
         return resolved
+
+    def _relative(self, named: Path) -> Path:
+        """A relative path under the root; one that is the root's own absolute path without
+        its leading "/" (``tmp/work/a.txt`` for the root ``/tmp/work``: small models copy
+        the root that way) is taken as that absolute path, unless its first part is there
+        under the root."""
+        rooted = Path("/", named)
+        if (
+            named.parts
+            and not (self.root / named.parts[0]).exists()
+            and self.contains(Path(os.path.normpath(rooted)))
+        ):
+            return rooted
+        return self.root / named
 
     def contains(self, resolved: Path) -> bool:
         """Whether an already resolved path is the root or under it."""

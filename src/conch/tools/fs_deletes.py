@@ -1,0 +1,236 @@
+"""Deleting: one entry, or every entry a pattern matches (``fs_delete`` with ``"*.tmp"``);
+never the sandbox root, a directory above it, or the working directory.
+
+Small models asked to "delete the .tmp files here" often name the directory they were told
+about (the sandbox root) instead of the files. That is refused, and the refusal says what the
+directory holds and which call deletes only the files the request names: a pattern, matched
+here against the files there, so the model can copy the call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+from conch.tools import caps
+from conch.tools.fs_base import SHOW_MATCHES, SandboxFiles
+from conch.tools.globs import WALK_MAX, compile_glob, has_magic, walk
+
+SHOW_KINDS = 6  # patterns offered when the request names none
+_QUOTES = "'\"`“”‘’()[],;:!"
+_SUFFIX = re.compile(r"^\.[A-Za-z0-9_-]{1,10}$")
+
+
+def delete(files: SandboxFiles, path: str, recursive: bool = False) -> str:
+    """Delete a file, a symlink (not what it points to) or, with ``recursive``, a directory;
+    a pattern deletes every entry it matches. ``before_delete`` is asked first."""
+    refuse_protected(files, path)
+    files.resolve("delete", path)  # refuses symlinks that lead out
+    entry = files.resolve("delete", path, follow_final=False)
+    if has_magic(path) and not entry.exists() and not entry.is_symlink():
+        return delete_matching(files, path, recursive)
+    shown = files.shown(entry)
+    link, directory = entry.is_symlink(), entry.is_dir()
+    if directory and not link and not recursive:
+        raise IsADirectoryError(
+            f"{files.prefix}delete: '{shown}' is a directory; to delete it and "
+            "everything in it, set recursive to true"
+        )
+    if not (link or entry.exists()):
+        raise files.missing("delete", path)
+    if files.before_delete is not None:
+        files.before_delete([shown], directory and not link)
+    try:
+        if link:
+            entry.unlink()
+            return f"deleted symlink '{shown}'"
+        if directory:
+            count = sum(1 for _ in walk(entry))
+            shutil.rmtree(entry)
+            return f"deleted directory '{shown}' and the {count} entries in it"
+        entry.unlink()
+    except OSError as exc:
+        raise OSError(f"{files.prefix}delete: cannot delete '{shown}': {exc.strerror}") from None
+    return f"deleted '{shown}'"
+
+
+def delete_matching(files: SandboxFiles, pattern: str, recursive: bool) -> str:
+    """Delete every entry ``pattern`` matches, after one question for all of them. Nothing
+    is deleted unless every entry can be: a directory among them needs ``recursive``."""
+    who = f"{files.prefix}delete"
+    found = files.matching("delete", pattern)
+    entries = [e for e in found if not any(e.is_relative_to(d) for d in found if d != e)]
+    if not entries:
+        raise FileNotFoundError(
+            f"{who}: nothing matches '{pattern}' under {files.confined.root}; nothing was "
+            f"deleted (use {files.tool('list')} to see what is there)"
+        )
+    if len(entries) > caps.DELETE_MAX_ENTRIES:
+        raise ValueError(
+            f"{who}: '{pattern}' matches {len(entries)} entries, over the "
+            f"{caps.DELETE_MAX_ENTRIES} one delete may take; use a narrower pattern"
+        )
+    folders = [e for e in entries if e.is_dir() and not e.is_symlink()]
+    if folders and not recursive:
+        raise IsADirectoryError(
+            f"{who}: '{pattern}' matches the directories {files.names(folders)}; nothing "
+            "was deleted. To delete them and everything in them too, set recursive to true; "
+            "to delete only files, use a pattern that matches only files"
+        )
+    shown = [files.shown(e) for e in entries]
+    if files.before_delete is not None:
+        files.before_delete(shown, bool(folders))
+    done: list[str] = []
+    for entry, name in zip(entries, shown, strict=True):
+        try:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+        except OSError as exc:
+            return (
+                f"deleted {len(done)} of {len(entries)} entries matching '{pattern}': "
+                f"{', '.join(done) or 'none'}\nstopped: cannot delete '{name}': {exc.strerror}"
+            )
+        done.append(name + ("/" if entry in folders else ""))
+    entries_word = "entry" if len(done) == 1 else "entries"
+    return f"deleted {len(done)} {entries_word} matching '{pattern}': {', '.join(done)}"
+
+
+# -- what must never be deleted ---------------------------------------------------------------
+
+
+def refuse_protected(files: SandboxFiles, path: str) -> None:
+    """Refuse a delete of the sandbox root, of a directory above it, or of the working
+    directory (or one above it), with what the directory holds and the calls that delete
+    only the files the request names."""
+    named = _named(files, path)
+    if named is None:
+        return
+    target, what = named
+    root = files.confined.root
+    folder = target if files.confined.contains(target) else root
+    raise PermissionError(
+        f"{files.prefix}delete: refusing to delete {what}; nothing was deleted. "
+        + _suggestion(files, folder)
+    )
+
+
+def _named(files: SandboxFiles, path: str) -> tuple[Path, str] | None:
+    """The directory ``path`` names and what it is, when it is one that must not go."""
+    root = files.confined.root
+    candidates = [Path(path) if Path(path).is_absolute() else root / (path or ".")]
+    if path and not Path(path).is_absolute():
+        candidates.append(Path("/" + path))  # an absolute path that lost its leading "/"
+    try:
+        cwd: Path | None = Path.cwd().resolve()
+    except OSError:
+        cwd = None
+    for candidate in candidates:
+        target = _real(candidate)
+        if target is None:
+            continue
+        if target == root:
+            return target, f"the sandbox root {root} (the whole working directory)"
+        if root.is_relative_to(target):
+            return target, f"{target}, which holds the sandbox root {root}"
+        if cwd is not None and cwd.is_relative_to(target) and files.confined.contains(target):
+            where = (
+                "the working directory" if cwd == target else "which holds the working directory"
+            )
+            return target, f"'{files.shown(target)}', {where}"
+    return None
+
+
+def _real(candidate: Path) -> Path | None:
+    """``candidate`` with symlinks resolved, when it is an existing directory."""
+    try:
+        real = Path(os.path.realpath(candidate))
+    except (OSError, ValueError):
+        return None
+    return real if real.is_dir() else None
+
+
+def _suggestion(files: SandboxFiles, folder: Path) -> str:
+    """What ``folder`` holds, and the delete calls, with patterns, that take only some of it:
+    the patterns the request names when it names any that match here, else one per kind of
+    file."""
+    entries = sorted(folder.iterdir())
+    if not entries:
+        return f"'{files.shown(folder)}' is empty."
+    base = "" if folder == files.confined.root else files.shown(folder) + "/"
+    wanted = request_patterns(files.request() if files.request else None, entries)
+    offers = [(base + p, _matches(folder, p)) for p in wanted]
+    offers = [(p, m) for p, m in offers if m]
+    tool = files.tool("delete")
+    if offers:
+        calls = " or with ".join(
+            f"{_call(files, p)} (it deletes {files.names(m)})" for p, m in offers[:SHOW_KINDS]
+        )
+        return f"Next, to delete only what the request names, call {tool} with {calls}."
+    listed = ", ".join(_entry_name(e) for e in entries[:SHOW_MATCHES])
+    more = len(entries) - SHOW_MATCHES
+    held = f"'{files.shown(folder)}' holds {listed}" + (f" and {more} more" if more > 0 else "")
+    kinds = _kinds(entries)
+    if not kinds:
+        return f"{held}. Delete the files you mean one path at a time with {tool}."
+    calls = " or with ".join(
+        f"{_call(files, base + p)} (it deletes {files.names(m)})" for p, m in kinds[:SHOW_KINDS]
+    )
+    return f"{held}. To delete only some files, call {tool} with one path, or a pattern: {calls}."
+
+
+def request_patterns(request: str | None, entries: list[Path]) -> list[str]:
+    """The patterns a request names for the ``entries`` of one directory: glob words
+    (``*.tmp``), suffixes (``.tmp``) and kinds of file ("the tmp files", "log files") whose
+    suffix some entry has; each as a pattern for that directory (``*.tmp``)."""
+    if not request:
+        return []
+    suffixes = {e.suffix.lower() for e in entries if e.suffix}
+    words = [w.strip(_QUOTES).rstrip(".?!") for w in request.split()]
+    found: list[str] = []
+    for index, word in enumerate(words):
+        if not word:
+            continue
+        if has_magic(word) and "/" not in word:
+            found.append(word)
+            continue
+        lowered = word.lower()
+        if _SUFFIX.match(lowered):
+            found.append("*" + lowered)
+            continue
+        after = words[index + 1].lower() if index + 1 < len(words) else ""
+        if f".{lowered}" in suffixes and after.startswith("file"):
+            found.append(f"*.{lowered}")
+    return list(dict.fromkeys(found))
+
+
+def _matches(folder: Path, pattern: str) -> list[Path]:
+    """The entries of ``folder`` whose names match ``pattern``."""
+    matcher = compile_glob(pattern)
+    return [e for e in sorted(folder.iterdir())[:WALK_MAX] if matcher.match(e.name)]
+
+
+def _kinds(entries: list[Path]) -> list[tuple[str, list[Path]]]:
+    """``*.SUFFIX`` and the files with it, most files first, for the files that have a
+    suffix."""
+    kinds: dict[str, list[Path]] = {}
+    for entry in entries:
+        if entry.is_file() and entry.suffix:
+            kinds.setdefault("*" + entry.suffix, []).append(entry)
+    return sorted(kinds.items(), key=lambda item: (-len(item[1]), item[0]))
+
+
+def _entry_name(entry: Path) -> str:
+    return entry.name + ("/" if entry.is_dir() and not entry.is_symlink() else "")
+
+
+def _call(files: SandboxFiles, path: str) -> str:
+    """The delete call, as JSON, that deletes ``path``."""
+    call: dict[str, str] = {"path": path}
+    if files.unified:  # the one fs tool names its action
+        call = {"action": "delete", **call}
+    return json.dumps(call)
