@@ -3,8 +3,8 @@ model through the warm model service, as a new user would type it, in a fresh co
 directory like a user's (``benchmarks/everyday/fixture.py``: logs, an access log, JSON, nested directories
 with files of several sizes, old and new temporary files, empty directories, photos).
 
-Each request is judged by what it does: it runs (``--yes`` stands for the user's yes; a line
-with ``-p`` or ``--json`` prints, changes nothing, and its command is then run through
+Each request is judged by what it does: it runs (the user answers Execute on the terminal; a
+line with ``-p`` or ``--json`` prints, changes nothing, and its command is then run through
 conch's runner) and a check reads the output or the tree: five files and only files, one
 line per directory, a count beside each IP, the names only, the archive, the renamed photos,
 the old temporary files gone and nothing else. A question gets a short answer in prose; the
@@ -24,12 +24,14 @@ from pathlib import Path
 import keyring
 import pexpect
 import pytest
-from benchmarks.everyday import fixture as readme_fixture
 
 from cliutil import CliResult, spawn_conch
 from conch.cli.repl import PROMPT
 from conch.policy import Decision, PolicyContext, assess
 from keyringutil import FileKeyring
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: benchmarks/
+from benchmarks.everyday import fixture as readme_fixture
 
 pytestmark = pytest.mark.e2e
 
@@ -209,8 +211,7 @@ def _mcp(line: str, cwd: Path) -> None:
 
 
 def _request(conch: Conch, line: str, cwd: Path) -> CliResult:
-    """One README line as the user types it, with ``--yes`` for the user's yes when it would
-    run something (lines that print a command run nothing and get no ``--yes``)."""
+    """One README line as the user types it, with a terminal on which the user says yes."""
     stdin = ""
     if "|" in line:  # cat FILE | conch ...
         feeder, line = (part.strip() for part in line.split("|", 1))
@@ -218,11 +219,11 @@ def _request(conch: Conch, line: str, cwd: Path) -> CliResult:
     argv = shlex.split(line)[1:]
     if argv[0] == "auth":  # the key comes from stdin where no terminal asks for it
         stdin = "sk-test-0000000000000000WXYZ\n"
-    subcommands = ("check", "daemon", "help", "doctor", "run", "auth")
-    printing = {"-p", "--print", "--json"} & set(argv)
-    if argv[0] not in subcommands and "--analyze" not in argv and not printing:
-        argv = [*argv, "--yes"]
-    return conch(*argv, stdin=stdin, cwd=cwd)
+    if argv[0] in ("check", "daemon", "help", "doctor", "run", "auth"):
+        return conch(*argv, stdin=stdin, cwd=cwd)
+    # The user's answers on the terminal: yes to a suggested fix, then Execute (a question
+    # reads none of them).
+    return conch(*argv, stdin=stdin, cwd=cwd, answers="y\ne\n")
 
 
 def _tree(root: Path) -> dict[str, bytes | None]:
@@ -236,7 +237,7 @@ def _tree(root: Path) -> dict[str, bytes | None]:
 def _run_printed(command: str, cwd: Path) -> None:
     """Run a command that a line printed through conch's own runner, as the user would by
     answering yes to it."""
-    from conch.execute.checked import run_checked
+    from conch.execute.checked import Answer, run_checked
     from conch.policy import PolicyContext
 
     ran = run_checked(
@@ -244,7 +245,7 @@ def _run_printed(command: str, cwd: Path) -> None:
         PolicyContext(cwd=cwd),
         cwd=cwd,
         state_dir=None,
-        approve=lambda *_: True,
+        approve=lambda *_: Answer.run(),
         interactive=False,
         timeout=60,
     )
@@ -387,7 +388,9 @@ SUBCOMMANDS = tuple(
 
 
 @pytest.mark.parametrize("line", LINES)
-def test_every_readme_example_does_what_it_says(conch: Conch, project: Path, line: str) -> None:
+def test_every_readme_example_does_what_it_says(
+    conch: Conch, project: Path, line: str, capfd: pytest.CaptureFixture[str]
+) -> None:
     if "--analyze" in line:  # diagnoses the last run: make one first
         _request(conch, 'conch -p "show disk usage of each directory here"', project)
     if line.startswith("conch daemon"):  # reports on the service: have it running
@@ -408,9 +411,13 @@ def test_every_readme_example_does_what_it_says(conch: Conch, project: Path, lin
     previous = keyring.get_keyring()
     keyring.set_keyring(FileKeyring(project.parent / "keyring.json"))  # for `conch auth`
     try:
+        capfd.readouterr()
         result = _request(conch, line, project)
     finally:
         keyring.set_keyring(previous)
+    # A command runs on the user's terminal: what it prints goes to the process's stdout.
+    ran = capfd.readouterr()
+    result = CliResult(result.out + ran.out, result.err + ran.err, result.code)
     words = shlex.split(line.split("|")[-1])
     if words[1] == "run":  # the agent's task, done in the directory
         assert result.code == 0, result.err
