@@ -73,8 +73,8 @@ def test_a_delete_of_the_root_is_refused_with_the_files_the_request_names(work: 
     refused, deleted = log.finished
     assert refused.result.is_error
     assert "refusing to delete the sandbox root" in refused.result.content
-    assert 'call fs_delete with {"path": "*.tmp"}' in refused.result.content
-    assert "'build.tmp', 'cache.tmp'" in refused.result.content
+    assert 'Next, call fs_delete with {"path": "*.tmp"}' in refused.result.content
+    assert "it deletes only 'build.tmp', 'cache.tmp'," in refused.result.content
     assert approver.asked == ["rm -- build.tmp cache.tmp"]  # one question for the pattern
     assert deleted.result.content == "deleted 2 entries matching '*.tmp': build.tmp, cache.tmp"
     assert _left(work) == ["notes.txt", "src/app.py", "tmp_plan.txt"]
@@ -143,8 +143,21 @@ def test_the_second_answer_stands_and_says_why_the_call_failed(work: Path) -> No
     first, note = reply.splitlines()
     assert first == "All .tmp files have been deleted."
     assert note.startswith("[fs_delete failed: refusing to delete the sandbox root")
-    assert note.endswith("(the whole working directory); nothing was deleted.]")
+    assert note.endswith("the whole working directory; nothing was deleted.]")
     assert "build.tmp" in _left(work)
+
+
+def test_a_failed_look_made_good_by_another_call_does_not_stand(work: Path) -> None:
+    session = _session(
+        work,
+        Approver(),
+        step("fs_read", path="todo.txt"),
+        step("fs_list", path="."),
+        answer("There is no todo.txt; the files are notes.txt and tmp_plan.txt."),
+    )
+    reply = session.chat("what is in todo.txt?")
+    assert reply == "There is no todo.txt; the files are notes.txt and tmp_plan.txt."
+    assert len(sent(session).sent) == 3  # not held back: a failed read is not left standing
 
 
 @tool

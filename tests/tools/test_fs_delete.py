@@ -129,8 +129,10 @@ def test_the_root_is_refused_however_it_is_spelled_with_the_call_the_request_nam
     result = call("fs_delete", path=path, recursive=True)
     assert result.is_error and "refusing to delete the sandbox root" in result.content
     assert "nothing was deleted" in result.content
-    assert 'call fs_delete with {"path": "*.tmp"}' in result.content
-    assert "'build.tmp', 'cache.tmp')" in result.content
+    assert (
+        'Next, call fs_delete with {"path": "*.tmp"}: it deletes only '
+        "'build.tmp', 'cache.tmp', the files the request names." in result.content
+    )
     assert "notes.txt" not in result.content  # only what the request names
     assert asked.asked == [] and len(left(work)) == len(FILES) + 2
 
@@ -146,16 +148,29 @@ def test_a_directory_above_the_root_is_refused_with_what_the_root_holds(
     assert work.parent.exists() and len(left(work)) == len(FILES) + 2
 
 
-def test_without_a_request_the_refusal_lists_the_files_and_a_pattern_per_kind(
-    work: Path, caller: Callable[[Iterable[Tool]], Call]
+@pytest.mark.parametrize("request_text", [None, "delete everything here", "rm -r *"])
+def test_without_files_named_the_refusal_lists_them_and_says_to_delete_nothing(
+    work: Path, caller: Callable[[Iterable[Tool]], Call], request_text: str | None
 ) -> None:
-    result = tools_for(caller, work)("fs_delete", path=".", recursive=True)
+    call = tools_for(caller, work, request=request_text)
+    result = call("fs_delete", path=".", recursive=True)
     assert result.is_error
-    assert "holds build.tmp, cache.tmp, data.tmp.bak, notes.txt" in result.content
+    assert "'.' holds build.tmp, cache.tmp, data.tmp.bak, notes.txt" in result.content
     assert "src/" in result.content
-    assert "call fs_delete with one path, or a pattern" in result.content
-    assert "{\"path\": \"*.tmp\"} (it deletes 'build.tmp', 'cache.tmp')" in result.content
-    assert "{\"path\": \"*.txt\"} (it deletes 'notes.txt', 'tmp_plan.txt')" in result.content
+    assert "If the request names some of these files, delete only those" in result.content
+    assert "If it asks for everything, do not delete anything" in result.content
+    assert "{" not in result.content  # no call that deletes anything is offered
+
+
+@pytest.mark.parametrize("pattern", ["*", "**", "**/*", "./*", "*.*"])
+def test_a_pattern_that_takes_everything_in_the_root_is_refused(
+    work: Path, caller: Callable[[Iterable[Tool]], Call], pattern: str
+) -> None:
+    asked = Asked()
+    result = tools_for(caller, work, asked=asked)("fs_delete", path=pattern, recursive=True)
+    assert result.is_error and "refusing to delete everything in the sandbox root" in result.content
+    assert asked.asked == [] and len(left(work)) == len(FILES) + 2
+    assert not tools_for(caller, work)("fs_delete", path="src/*").is_error  # inside: fine
 
 
 def test_the_fs_tool_s_refusal_names_its_own_call(
@@ -165,7 +180,7 @@ def test_the_fs_tool_s_refusal_names_its_own_call(
     result = call("fs", action="delete", path=".", recursive=True)
     assert result.is_error
     expected = json.dumps({"action": "delete", "path": "*.tmp"})
-    assert f'call fs with action "delete" with {expected}' in result.content
+    assert f'Next, call fs with action "delete" with {expected}:' in result.content
 
 
 def test_the_working_directory_and_those_above_it_are_refused(

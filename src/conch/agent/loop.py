@@ -26,7 +26,7 @@ import json
 import re
 import time
 from collections import Counter
-from collections.abc import Generator, Mapping
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -63,6 +63,13 @@ REFUSED = "CommandRefused:"  # how a refusal by the policy or the user starts, f
 RETRY = (
     "The last tool call failed, so the task is not done yet. Fix the call (for example, read "
     "the file first and copy its exact text) or use another tool, then answer."
+)
+_EDIT_EXAMPLE = " (for example, read the file first and copy its exact text)"
+EDITING_TOOLS = frozenset({"fs_edit", "fs"})  # a failed edit is fixed by reading the file first
+# Tools that only look: a failure of one stands only while it is the turn's last call.
+LOOKING_TOOLS = frozenset(
+    {"fs_read", "fs_list", "fs_glob", "fs_grep", "fs_diff", "tool_lookup", "datetime"}
+    | {"web_fetch", "web_search", "plan"}
 )
 # Words of an answer that already says something was refused or failed.
 _SPEAKS_OF_FAILURE = re.compile(
@@ -152,7 +159,8 @@ class Agent:
                     if pruned is not None:
                         yield pruned
                 partial.clear()
-                retry = bool(unresolved.failures) and retries < self.limits.max_retries
+                standing = unresolved.standing()
+                retry = bool(standing) and retries < self.limits.max_retries
                 missing: tuple[str, ...] = ()
                 if not retry and wanted and checks < self.limits.max_output_checks:
                     assert self.root is not None
@@ -169,9 +177,7 @@ class Agent:
                     else:
                         checks += 1
                     conversation.add(Message("assistant", reply.text))
-                    note = (
-                        retry_note(request, unresolved.failures) if retry else missing_note(missing)
-                    )
+                    note = retry_note(request, standing) if retry else missing_note(missing)
                     conversation.add(Message("user", note))
                     continue
                 if not reply.calls and not reply.text.strip():
@@ -290,29 +296,39 @@ def refused(tool: str, content: str) -> bool:
 
 @dataclass(slots=True)
 class Unresolved:
-    """The tool calls of a turn that did not do what they were for: failures, by tool, that
-    no later success of the same tool made good (worth another try), and refusals (the
-    policy's or the user's word, which stand)."""
+    """The tool calls of a turn that did not do what they were for: refusals (the policy's or
+    the user's word, which stand), and failures, by tool, that no later success of the same
+    tool made good. A failure stands (``standing``) when its tool acts (writes, deletes,
+    runs) or when it was the last call."""
 
     failures: dict[str, ToolFinished] = field(default_factory=dict)
     refusals: dict[tuple[str, str], ToolFinished] = field(default_factory=dict)
+    last: ToolFinished | None = None  # the last call, when it failed
 
     def record(self, finished: ToolFinished) -> None:
         """Take the outcome of one call that ran into account."""
         name = finished.call.name
+        self.last = None
         if not finished.result.is_error:
             self.failures.pop(name, None)
         elif refused(name, finished.result.content):
             self.refusals[_key(finished.call)] = finished
         else:
-            self.failures[name] = finished
+            self.failures[name] = self.last = finished
+
+    def standing(self) -> list[ToolFinished]:
+        """The failures worth another try: those of tools that act, and the last call's."""
+        stand = [f for name, f in self.failures.items() if name not in LOOKING_TOOLS]
+        if self.last is not None and self.last not in stand:
+            stand.append(self.last)
+        return stand
 
     def note(self, answer: str) -> str:
         """Lines for an answer that does not say what was refused or failed: which tool,
         refused or failed, and why. Empty when there is nothing to add."""
         if _SPEAKS_OF_FAILURE.search(answer):
             return ""
-        stand = [*self.refusals.values(), *self.failures.values()][:_NOTE_LINES]
+        stand = [*self.refusals.values(), *self.standing()][:_NOTE_LINES]
         return "\n".join(_outcome(finished) for finished in stand)
 
 
@@ -328,18 +344,19 @@ def _outcome(finished: ToolFinished) -> str:
     return f"[{name} {was}: {sanitize.one_line(first, _NOTE_CHARS)}]"
 
 
-def retry_note(request: str | None, failures: Mapping[str, ToolFinished]) -> str:
-    """What the model is told when it answers while a tool's failure stands: which tool
-    failed and what its error said, and that the request, named again, is not done yet (a
-    small model otherwise answers an earlier question, or takes a hint for the answer)."""
-    names = " and ".join(failures) or "tool"
-    note = RETRY.replace("The last tool call failed", f"The last {names} call failed")
+def retry_note(request: str | None, failures: Sequence[ToolFinished]) -> str:
+    """What the model is told when it answers while a failure stands: which tool failed and
+    what its error said, and that the request, named again, is not done yet (a small model
+    otherwise answers an earlier question, or takes a hint for the answer)."""
+    names = list(dict.fromkeys(f.call.name for f in failures))
+    note = RETRY.replace("The last tool call failed", f"The last {' and '.join(names)} call failed")
+    if not EDITING_TOOLS.intersection(names):  # reading first helps an edit, not the rest
+        note = note.replace(_EDIT_EXAMPLE, "")
     if request:
         asked = sanitize.one_line(request, _NOTE_CHARS)
         note = note.replace("the task is not done yet", f'"{asked}" is not done yet')
     said = [
-        sanitize.one_line(f.result.content.removeprefix("Error: "), _ERROR_CHARS)
-        for f in failures.values()
+        sanitize.one_line(f.result.content.removeprefix("Error: "), _ERROR_CHARS) for f in failures
     ]
     return note + "".join(f"\nIts error: {text}" for text in said)
 

@@ -19,8 +19,9 @@ from conch.tools import caps
 from conch.tools.fs_base import SHOW_MATCHES, SandboxFiles
 from conch.tools.globs import WALK_MAX, compile_glob, has_magic, walk
 
-SHOW_KINDS = 6  # patterns offered when the request names none
+SHOW_KINDS = 6  # at most this many of the patterns a request names are offered
 _QUOTES = "'\"`“”‘’()[],;:!"
+_EVERYTHING = frozenset({"*", "**", "*.*"})  # a pattern of only these takes everything
 _SUFFIX = re.compile(r"^\.[A-Za-z0-9_-]{1,10}$")
 
 
@@ -105,18 +106,25 @@ def delete_matching(files: SandboxFiles, pattern: str, recursive: bool) -> str:
 
 def refuse_protected(files: SandboxFiles, path: str) -> None:
     """Refuse a delete of the sandbox root, of a directory above it, or of the working
-    directory (or one above it), with what the directory holds and the calls that delete
-    only the files the request names."""
+    directory (or one above it), and a pattern that takes everything in the root, with the
+    call that deletes only the files the request names, or else what the directory holds."""
     named = _named(files, path)
+    if named is None and _everything(path):
+        named = files.confined.root, f"everything in the sandbox root ('{path}')"
     if named is None:
         return
     target, what = named
-    root = files.confined.root
-    folder = target if files.confined.contains(target) else root
+    folder = target if files.confined.contains(target) else files.confined.root
     raise PermissionError(
         f"{files.prefix}delete: refusing to delete {what}; nothing was deleted. "
         + _suggestion(files, folder)
     )
+
+
+def _everything(pattern: str) -> bool:
+    """Whether ``pattern`` matches every entry of the root by its form (``*``, ``**/*``)."""
+    parts = [p for p in Path(pattern).parts if p != "."]
+    return bool(parts) and all(p in _EVERYTHING for p in parts)
 
 
 def _named(files: SandboxFiles, path: str) -> tuple[Path, str] | None:
@@ -134,7 +142,7 @@ def _named(files: SandboxFiles, path: str) -> tuple[Path, str] | None:
         if target is None:
             continue
         if target == root:
-            return target, f"the sandbox root {root} (the whole working directory)"
+            return target, "the sandbox root, the whole working directory"
         if root.is_relative_to(target):
             return target, f"{target}, which holds the sandbox root {root}"
         if cwd is not None and cwd.is_relative_to(target) and files.confined.contains(target):
@@ -155,9 +163,8 @@ def _real(candidate: Path) -> Path | None:
 
 
 def _suggestion(files: SandboxFiles, folder: Path) -> str:
-    """What ``folder`` holds, and the delete calls, with patterns, that take only some of it:
-    the patterns the request names when it names any that match here, else one per kind of
-    file."""
+    """The delete call, with a pattern, that takes only the files of ``folder`` the request
+    names; where it names none there, what ``folder`` holds and what to do."""
     entries = sorted(folder.iterdir())
     if not entries:
         return f"'{files.shown(folder)}' is empty."
@@ -168,19 +175,17 @@ def _suggestion(files: SandboxFiles, folder: Path) -> str:
     tool = files.tool("delete")
     if offers:
         calls = " or with ".join(
-            f"{_call(files, p)} (it deletes {files.names(m)})" for p, m in offers[:SHOW_KINDS]
+            f"{_call(files, p)}: it deletes only {files.names(m)}" for p, m in offers[:SHOW_KINDS]
         )
-        return f"Next, to delete only what the request names, call {tool} with {calls}."
+        return f"Next, call {tool} with {calls}, the files the request names."
     listed = ", ".join(_entry_name(e) for e in entries[:SHOW_MATCHES])
     more = len(entries) - SHOW_MATCHES
     held = f"'{files.shown(folder)}' holds {listed}" + (f" and {more} more" if more > 0 else "")
-    kinds = _kinds(entries)
-    if not kinds:
-        return f"{held}. Delete the files you mean one path at a time with {tool}."
-    calls = " or with ".join(
-        f"{_call(files, base + p)} (it deletes {files.names(m)})" for p, m in kinds[:SHOW_KINDS]
+    return (
+        f"{held}. If the request names some of these files, delete only those: one path, or a "
+        f'pattern like "*.log" for every file of a kind. If it asks for everything, do not '
+        "delete anything: tell the user this was refused and why."
     )
-    return f"{held}. To delete only some files, call {tool} with one path, or a pattern: {calls}."
 
 
 def request_patterns(request: str | None, entries: list[Path]) -> list[str]:
@@ -196,7 +201,8 @@ def request_patterns(request: str | None, entries: list[Path]) -> list[str]:
         if not word:
             continue
         if has_magic(word) and "/" not in word:
-            found.append(word)
+            if not _everything(word):
+                found.append(word)
             continue
         lowered = word.lower()
         if _SUFFIX.match(lowered):
@@ -212,16 +218,6 @@ def _matches(folder: Path, pattern: str) -> list[Path]:
     """The entries of ``folder`` whose names match ``pattern``."""
     matcher = compile_glob(pattern)
     return [e for e in sorted(folder.iterdir())[:WALK_MAX] if matcher.match(e.name)]
-
-
-def _kinds(entries: list[Path]) -> list[tuple[str, list[Path]]]:
-    """``*.SUFFIX`` and the files with it, most files first, for the files that have a
-    suffix."""
-    kinds: dict[str, list[Path]] = {}
-    for entry in entries:
-        if entry.is_file() and entry.suffix:
-            kinds.setdefault("*" + entry.suffix, []).append(entry)
-    return sorted(kinds.items(), key=lambda item: (-len(item[1]), item[0]))
 
 
 def _entry_name(entry: Path) -> str:
