@@ -137,7 +137,9 @@ def test_a_server_that_dies_is_reported_and_its_tools_dropped_at_the_next_turn()
             "the server is gone",
             "still here",
         )
-        assert session.chat("kill it") == "the server is gone"
+        reply = session.chat("kill it").splitlines()
+        assert reply[0] == "the server is gone"
+        assert reply[1].startswith("[fake__die failed: the MCP server fake is no longer running")
         [result] = [m for m in session.history if m.role == "tool"]
         assert "no longer running" in result.content
         assert problems == [

@@ -9,10 +9,12 @@ back to the model as text it can act on. Whatever ends a turn early (Ctrl+C, a c
 stream, a provider error), the conversation is left valid: every call has its result, and an
 assistant message says why the turn ended.
 
-Before it accepts an answer the loop checks two things, once each per turn: that the last
-tool call did not fail (small models give up on the first error), and that the files the
-instruction asks for exist (``conch.agent.outputs``: small models answer in words when the
-result was wanted in a file). When a check fails the answer is held back and the model told.
+Before it accepts an answer the loop checks two things, once each per turn: that no tool
+call's failure stands (``Unresolved``: small models give up on the first error, or answer
+an earlier question after it), and that the files the instruction asks for exist
+(``conch.agent.outputs``: small models answer in words when the result was wanted in a file).
+When a check fails the answer is held back and the model told. An answer accepted while a
+refusal or a failure stands, and that does not say so, gets a line saying which and why.
 
 Models with native tool calls get the tools' specs and answer with ``ToolCall`` events.
 Models without them (``json_steps``) get one JSON object per reply, constrained by
@@ -74,7 +76,8 @@ LOOKING_TOOLS = frozenset(
 # Words of an answer that already says something was refused or failed.
 _SPEAKS_OF_FAILURE = re.compile(
     r"refus|declin|denied|not allowed|fail|error|could ?n[o']?t|can ?n[o']?t|unable|"
-    r"did ?n[o']?t|nothing was|was not|were not|wasn't|weren't|not (?:been )?(?:deleted|done|run)",
+    r"did ?n[o']?t|will ?not|won't|wo?uld ?n[o']?t|nothing was|was not|were not|wasn't|"
+    r"weren't|not (?:been )?(?:deleted|done|run|do)\b",
     re.IGNORECASE,
 )
 _NOTE_CHARS = 200
@@ -90,9 +93,9 @@ class Limits:
     one tool result. ``max_repeats``: how often one call (same tool, same arguments) runs in
     a turn; a further repeat is not run and the model is told so. ``max_blocked``: how many
     such refused repeats are forgiven before the turn ends with ``LoopDetected``.
-    ``max_retries``: how often, in a turn, an answer given right after a failed tool call is
-    held back and the model asked to try again instead (small models tend to give up on the
-    first error and answer with it). ``max_output_checks``: how often, in a turn, an answer
+    ``max_retries``: how often, in a turn, an answer given while a failed tool call stands
+    (``Unresolved.standing``) is held back and the model asked to try again instead (small
+    models tend to give up on the first error and answer with it). ``max_output_checks``: how often, in a turn, an answer
     given while a file the instruction asks for is missing is held back (``Agent.root``).
     """
 
