@@ -109,6 +109,33 @@ def test_a_command_is_asked_about_and_runs_on_yes(isolated_dirs: Path, tmp_path:
     assert (tmp_path / "asked.txt").exists()
 
 
+def test_a_delete_of_the_working_directory_is_refused_and_the_reply_says_why(
+    isolated_dirs: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "keep.txt").write_text("kept\n", encoding="utf-8")
+    (tmp_path / "old.tmp").write_text("scratch\n", encoding="utf-8")
+    script(
+        isolated_dirs,
+        step("fs_delete", path=str(tmp_path), recursive=True),
+        "Done.",  # held back: the delete failed
+        "Done.",
+    )
+    child = spawn_conch(tmp_path, "chat", "--allow-bash")
+    child.expect_exact(PROMPT)
+    child.send("delete the .tmp files here\r")
+    child.expect_exact("✗ fs_delete path=")
+    child.expect_exact("refusing to delete the sandbox root")
+    child.expect_exact("Done.")
+    child.expect_exact(
+        "[fs_delete failed: refusing to delete the sandbox root, the whole working directory; "
+        "nothing was deleted.]"
+    )
+    child.expect_exact(PROMPT)
+    child.send("/exit\r")
+    assert finish(child) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "keep.txt", "old.tmp"]
+
+
 class _Stalled(BaseHTTPRequestHandler):
     """An OpenAI-compatible server that never answers until the test ends."""
 
