@@ -98,6 +98,20 @@ def test_a_pattern_that_matches_nothing_or_a_directory_deletes_nothing(
     assert asked.asked == [(["src"], True)] and not (work / "src").exists()
 
 
+def test_what_is_inside_a_matched_directory_is_not_asked_about_twice(
+    work: Path, caller: Callable[[Iterable[Tool]], Call]
+) -> None:
+    (work / "src" / "sub").mkdir()
+    (work / "src" / "sub" / "x.txt").write_text("", encoding="utf-8")
+    asked = Asked()
+    result = tools_for(caller, work, asked=asked)("fs_delete", path="src/**", recursive=True)
+    assert asked.asked == [(["src/deep.tmp", "src/keep.py", "src/sub"], True)]
+    assert result.content == (
+        "deleted 3 entries matching 'src/**': src/deep.tmp, src/keep.py, src/sub/"
+    )
+    assert (work / "src").is_dir() and not any((work / "src").iterdir())
+
+
 def test_a_file_named_like_a_pattern_is_deleted_as_itself(
     sandbox: Path, caller: Callable[[Iterable[Tool]], Call]
 ) -> None:

@@ -62,8 +62,13 @@ def delete_matching(files: SandboxFiles, pattern: str, recursive: bool) -> str:
     """Delete every entry ``pattern`` matches, after one question for all of them. Nothing
     is deleted unless every entry can be: a directory among them needs ``recursive``."""
     who = f"{files.prefix}delete"
-    found = files.matching("delete", pattern)
-    entries = [e for e in found if not any(e.is_relative_to(d) for d in found if d != e)]
+    entries: list[Path] = []  # what the pattern matches, less what is inside a match
+    folders: set[Path] = set()
+    for entry in files.matching("delete", pattern):  # sorted: a directory before its entries
+        if not any(parent in folders for parent in entry.parents):
+            entries.append(entry)
+            if entry.is_dir() and not entry.is_symlink():
+                folders.add(entry)
     if not entries:
         raise FileNotFoundError(
             f"{who}: nothing matches '{pattern}' under {files.confined.root}; nothing was "
@@ -74,10 +79,9 @@ def delete_matching(files: SandboxFiles, pattern: str, recursive: bool) -> str:
             f"{who}: '{pattern}' matches {len(entries)} entries, over the "
             f"{caps.DELETE_MAX_ENTRIES} one delete may take; use a narrower pattern"
         )
-    folders = [e for e in entries if e.is_dir() and not e.is_symlink()]
     if folders and not recursive:
         raise IsADirectoryError(
-            f"{who}: '{pattern}' matches the directories {files.names(folders)}; nothing "
+            f"{who}: '{pattern}' matches the directories {files.names(sorted(folders))}; nothing "
             "was deleted. To delete them and everything in them too, set recursive to true; "
             "to delete only files, use a pattern that matches only files"
         )
