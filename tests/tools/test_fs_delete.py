@@ -112,6 +112,22 @@ def test_what_is_inside_a_matched_directory_is_not_asked_about_twice(
     assert (work / "src").is_dir() and not any((work / "src").iterdir())
 
 
+@pytest.mark.parametrize("path", ["src/main.py", "*.temp"])
+def test_a_delete_of_nothing_offers_the_call_the_request_names(
+    work: Path, caller: Callable[[Iterable[Tool]], Call], path: str
+) -> None:
+    call = tools_for(caller, work, request="delete all the .tmp files here")
+    result = call("fs_delete", path=path)
+    assert result.is_error and "FileNotFoundError" in result.content
+    assert (
+        'Next, call fs_delete with {"path": "*.tmp"}: it deletes only '
+        "'build.tmp', 'cache.tmp', the files the request names." in result.content
+    )
+    assert len(left(work)) == len(FILES) + 2
+    plain = tools_for(caller, work)("fs_delete", path=path)
+    assert plain.is_error and "Next, call" not in plain.content  # no request: no offer
+
+
 def test_a_file_named_like_a_pattern_is_deleted_as_itself(
     sandbox: Path, caller: Callable[[Iterable[Tool]], Call]
 ) -> None:

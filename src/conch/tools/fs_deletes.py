@@ -41,7 +41,7 @@ def delete(files: SandboxFiles, path: str, recursive: bool = False) -> str:
             "everything in it, set recursive to true"
         )
     if not (link or entry.exists()):
-        raise files.missing("delete", path)
+        raise _missing(files, path)
     if files.before_delete is not None:
         files.before_delete([shown], directory and not link)
     try:
@@ -58,6 +58,13 @@ def delete(files: SandboxFiles, path: str, recursive: bool = False) -> str:
     return f"deleted '{shown}'"
 
 
+def _missing(files: SandboxFiles, path: str) -> FileNotFoundError:
+    """No such file: with the call that deletes what the request names, where it names any."""
+    missing = files.missing("delete", path)
+    hint = offer(files, files.confined.root)
+    return FileNotFoundError(f"{missing}. {hint}") if hint else missing
+
+
 def delete_matching(files: SandboxFiles, pattern: str, recursive: bool) -> str:
     """Delete every entry ``pattern`` matches, after one question for all of them. Nothing
     is deleted unless every entry can be: a directory among them needs ``recursive``."""
@@ -70,9 +77,12 @@ def delete_matching(files: SandboxFiles, pattern: str, recursive: bool) -> str:
             if entry.is_dir() and not entry.is_symlink():
                 folders.add(entry)
     if not entries:
+        hint = offer(files, files.confined.root) or (
+            f"Use {files.tool('list')} to see what is there."
+        )
         raise FileNotFoundError(
             f"{who}: nothing matches '{pattern}' under {files.confined.root}; nothing was "
-            f"deleted (use {files.tool('list')} to see what is there)"
+            f"deleted. {hint}"
         )
     if len(entries) > caps.DELETE_MAX_ENTRIES:
         raise ValueError(
@@ -172,16 +182,9 @@ def _suggestion(files: SandboxFiles, folder: Path) -> str:
     entries = sorted(folder.iterdir())
     if not entries:
         return f"'{files.shown(folder)}' is empty."
-    base = "" if folder == files.confined.root else files.shown(folder) + "/"
-    wanted = request_patterns(files.request() if files.request else None, entries)
-    offers = [(base + p, _matches(folder, p)) for p in wanted]
-    offers = [(p, m) for p, m in offers if m]
-    tool = files.tool("delete")
-    if offers:
-        calls = " or with ".join(
-            f"{_call(files, p)}: it deletes only {files.names(m)}" for p, m in offers[:SHOW_KINDS]
-        )
-        return f"Next, call {tool} with {calls}, the files the request names."
+    offered = offer(files, folder, entries)
+    if offered:
+        return offered
     listed = ", ".join(_entry_name(e) for e in entries[:SHOW_MATCHES])
     more = len(entries) - SHOW_MATCHES
     held = f"'{files.shown(folder)}' holds {listed}" + (f" and {more} more" if more > 0 else "")
@@ -190,6 +193,23 @@ def _suggestion(files: SandboxFiles, folder: Path) -> str:
         f'pattern like "*.log" for every file of a kind. If it asks for everything, do not '
         "delete anything: tell the user this was refused and why."
     )
+
+
+def offer(files: SandboxFiles, folder: Path, entries: list[Path] | None = None) -> str:
+    """``Next, call fs_delete with {"path": "*.tmp"}: ...``: the call that deletes the files
+    of ``folder`` the request names, or "" when it names none there."""
+    if entries is None:
+        entries = sorted(folder.iterdir())
+    base = "" if folder == files.confined.root else files.shown(folder) + "/"
+    wanted = request_patterns(files.request() if files.request else None, entries)
+    offers = [(base + p, _matches(folder, p)) for p in wanted]
+    offers = [(p, m) for p, m in offers if m]
+    if not offers:
+        return ""
+    calls = " or with ".join(
+        f"{_call(files, p)}: it deletes only {files.names(m)}" for p, m in offers[:SHOW_KINDS]
+    )
+    return f"Next, call {files.tool('delete')} with {calls}, the files the request names."
 
 
 def request_patterns(request: str | None, entries: list[Path]) -> list[str]:
