@@ -33,11 +33,13 @@ from benchmarks.everyday import fixture
 Check = Callable[[str, dict[str, bytes | None], Path], bool]
 
 
-def _lines(text: str) -> list[str]:
+def nonblank_lines(text: str) -> list[str]:
+    """The lines of ``text`` that hold something, stripped."""
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-def _tree(root: Path) -> dict[str, bytes | None]:
+def tree_state(root: Path) -> dict[str, bytes | None]:
+    """Every path under ``root``: a file's bytes, None for a directory."""
     return {
         p.relative_to(root).as_posix(): (None if p.is_dir() else p.read_bytes())
         for p in sorted(root.rglob("*"))
@@ -46,7 +48,7 @@ def _tree(root: Path) -> dict[str, bytes | None]:
 
 def _three_biggest_in_data(out: str, before: dict[str, bytes | None], cwd: Path) -> bool:
     wanted = ["measurements.csv", "2025.bin", "readme.txt"]
-    lines = _lines(out)
+    lines = nonblank_lines(out)
     return len(lines) == 3 and all(any(w in line for w in wanted) for line in lines)
 
 
@@ -56,7 +58,7 @@ def _app_log_lines(out: str, before: dict[str, bytes | None], cwd: Path) -> bool
 
 def _status_counts(out: str, before: dict[str, bytes | None], cwd: Path) -> bool:
     statuses = Counter(line.split('" ')[1].split()[0] for line in fixture.access_log_lines())
-    lines = _lines(out)
+    lines = nonblank_lines(out)
     for status, count in statuses.items():
         if not any(status in line.split() and str(count) in line.split() for line in lines):
             return False
@@ -65,20 +67,20 @@ def _status_counts(out: str, before: dict[str, bytes | None], cwd: Path) -> bool
 
 def _core_emails(out: str, before: dict[str, bytes | None], cwd: Path) -> bool:
     emails = sorted(u["email"] for u in fixture.USERS if u["team"] == "core")
-    return sorted(line.strip('"') for line in _lines(out)) == emails
+    return sorted(line.strip('"') for line in nonblank_lines(out)) == emails
 
 
 def _last_three(out: str, before: dict[str, bytes | None], cwd: Path) -> bool:
-    return _lines(out) == fixture.app_log_lines()[-3:]
+    return nonblank_lines(out) == fixture.app_log_lines()[-3:]
 
 
 def _over_a_megabyte(out: str, before: dict[str, bytes | None], cwd: Path) -> bool:
-    found = {line.removeprefix("./") for line in _lines(out)}
+    found = {line.removeprefix("./") for line in nonblank_lines(out)}
     return found == {"data/measurements.csv", "data/archive/2025.bin"}
 
 
 def _cache_tmp_gone(out: str, before: dict[str, bytes | None], cwd: Path) -> bool:
-    after = _tree(cwd)
+    after = tree_state(cwd)
     gone = {name for name in fixture.TMP_FILES if name.startswith("cache/")}
     kept = {name for name, data in before.items() if data is not None} - gone
     return not gone & after.keys() and kept <= after.keys()
@@ -93,13 +95,13 @@ def _src_archive(out: str, before: dict[str, bytes | None], cwd: Path) -> bool:
 
 
 def _log_files(out: str, before: dict[str, bytes | None], cwd: Path) -> bool:
-    found = {line.removeprefix("./") for line in _lines(out)}
+    found = {line.removeprefix("./") for line in nonblank_lines(out)}
     return found == {"logs/app.log", "logs/worker.log", "logs/old/2026-10.log"}
 
 
 def _error_lines(out: str, before: dict[str, bytes | None], cwd: Path) -> bool:
     count = sum("ERROR" in line for line in fixture.app_log_lines())
-    return _lines(out) == [str(count)] or re.fullmatch(rf"\s*{count}\s*", out) is not None
+    return nonblank_lines(out) == [str(count)] or re.fullmatch(rf"\s*{count}\s*", out) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +126,7 @@ HELD_OUT = (
 
 def run_case(case: Case, work: Path, env: dict[str, str]) -> dict[str, object]:
     root = fixture.build(work / "project")
-    before = _tree(root)
+    before = tree_state(root)
     argv = [sys.executable, "-m", "conch", *case.argv, "--yes", "--no-history"]
     started = time.monotonic()
     done = subprocess.run(

@@ -8,7 +8,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.everyday import fixture
-from benchmarks.everyday.run import HELD_OUT, _tree
+from benchmarks.everyday.run import HELD_OUT, tree_state
 
 
 def _check(request: str):  # type: ignore[no-untyped-def]
@@ -26,7 +26,7 @@ def test_the_directory_has_what_the_requests_talk_about(tmp_path: Path) -> None:
 
 def test_right_outputs_pass_and_wrong_ones_fail(tmp_path: Path) -> None:
     root = fixture.build(tmp_path / "project")
-    before = _tree(root)
+    before = tree_state(root)
     last = _check("last 3 lines")
     assert last("\n".join(fixture.app_log_lines()[-3:]) + "\n", before, root)
     assert not last("\n".join(fixture.app_log_lines()[-4:]) + "\n", before, root)
@@ -42,7 +42,7 @@ def test_right_outputs_pass_and_wrong_ones_fail(tmp_path: Path) -> None:
 
 def test_a_delete_check_sees_what_else_went(tmp_path: Path) -> None:
     root = fixture.build(tmp_path / "project")
-    before = _tree(root)
+    before = tree_state(root)
     gone = _check("cache folder")
     assert not gone("", before, root)  # nothing deleted yet
     for name in ("cache/session.tmp", "cache/render.tmp", "cache/today.tmp"):

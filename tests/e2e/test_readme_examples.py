@@ -32,6 +32,7 @@ from keyringutil import FileKeyring
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: benchmarks/
 from benchmarks.everyday import fixture as readme_fixture
+from benchmarks.everyday.run import nonblank_lines, tree_state
 
 pytestmark = pytest.mark.e2e
 
@@ -226,14 +227,6 @@ def _request(conch: Conch, line: str, cwd: Path) -> CliResult:
     return conch(*argv, stdin=stdin, cwd=cwd, answers="y\ne\n")
 
 
-def _tree(root: Path) -> dict[str, bytes | None]:
-    """Every path under ``root``: a file's bytes, None for a directory."""
-    return {
-        p.relative_to(root).as_posix(): (None if p.is_dir() else p.read_bytes())
-        for p in sorted(root.rglob("*"))
-    }
-
-
 def _run_printed(command: str, cwd: Path) -> None:
     """Run a command that a line printed through conch's own runner, as the user would by
     answering yes to it."""
@@ -252,12 +245,8 @@ def _run_printed(command: str, cwd: Path) -> None:
     assert ran.result.exit_code == 0, (command, ran.result)
 
 
-def _lines(text: str) -> list[str]:
-    return [line.strip() for line in text.splitlines() if line.strip()]
-
-
 def _five_largest(result: CliResult, before: dict[str, bytes | None], cwd: Path) -> None:
-    lines = _lines(result.out)
+    lines = nonblank_lines(result.out)
     assert len(lines) == 5, result.out
     for wanted in (
         readme_fixture.largest(cwd, recursive=False),
@@ -272,7 +261,7 @@ def _five_largest(result: CliResult, before: dict[str, bytes | None], cwd: Path)
 
 
 def _each_directory(result: CliResult, before: dict[str, bytes | None], cwd: Path) -> None:
-    named = [line.split()[-1].removeprefix("./").rstrip("/") for line in _lines(result.out)]
+    named = [line.split()[-1].removeprefix("./").rstrip("/") for line in nonblank_lines(result.out)]
     named = [name for name in named if name != "."]  # du's own total line may come last
     assert sorted(named) == readme_fixture.top_dirs(cwd), result.out
 
@@ -281,10 +270,10 @@ def _archive(result: CliResult, before: dict[str, bytes | None], cwd: Path) -> N
     import tarfile
     import zipfile
 
-    [command] = _lines(result.out)
-    assert _tree(cwd) == before, "-p ran something"
+    [command] = nonblank_lines(result.out)
+    assert tree_state(cwd) == before, "-p ran something"
     _run_printed(command, cwd)
-    new = [cwd / name for name in _tree(cwd).keys() - before.keys()]
+    new = [cwd / name for name in tree_state(cwd).keys() - before.keys()]
     members: list[str] = []
     for path in new:
         if path.is_file() and tarfile.is_tarfile(path):
@@ -298,9 +287,9 @@ def _archive(result: CliResult, before: dict[str, bytes | None], cwd: Path) -> N
 
 def _empty_directories(result: CliResult, before: dict[str, bytes | None], cwd: Path) -> None:
     out = json.loads(result.out)
-    assert _tree(cwd) == before, "--json ran something"
+    assert tree_state(cwd) == before, "--json ran something"
     _run_printed(out["command"], cwd)
-    after = _tree(cwd)
+    after = tree_state(cwd)
     for empty in readme_fixture.EMPTY_DIRS:
         assert empty not in after, (out["command"], empty)
     files = {name for name, data in before.items() if data is not None}
@@ -308,7 +297,7 @@ def _empty_directories(result: CliResult, before: dict[str, bytes | None], cwd: 
 
 
 def _old_tmp_files(result: CliResult, before: dict[str, bytes | None], cwd: Path) -> None:
-    after = _tree(cwd)
+    after = tree_state(cwd)
     old = {name for name, age in readme_fixture.TMP_FILES.items() if age > 7}
     assert not old & after.keys(), (result.err, old & after.keys())
     kept = {name for name, data in before.items() if data is not None} - old
@@ -316,21 +305,21 @@ def _old_tmp_files(result: CliResult, before: dict[str, bytes | None], cwd: Path
 
 
 def _ip_counts(result: CliResult, before: dict[str, bytes | None], cwd: Path) -> None:
-    lines = _lines(result.out)
+    lines = nonblank_lines(result.out)
     for ip, count in readme_fixture.ip_counts().items():
         line = next((line for line in lines if ip in line.split()), None)
         assert line is not None and str(count) in line.split(), (ip, count, result.out)
 
 
 def _renamed(result: CliResult, before: dict[str, bytes | None], cwd: Path) -> None:
-    after = _tree(cwd)
+    after = tree_state(cwd)
     for name in ("photo1", "holiday photo"):
         assert f"{name}.jpg" in after and f"{name}.jpeg" not in after, (result.err, sorted(after))
         assert after[f"{name}.jpg"] == before[f"{name}.jpeg"]
 
 
 def _names_only(result: CliResult, before: dict[str, bytes | None], cwd: Path) -> None:
-    names = [line.strip('"') for line in _lines(result.out)]
+    names = [line.strip('"') for line in nonblank_lines(result.out)]
     assert sorted(names) == readme_fixture.OLDER_THAN_30, result.out
     assert "jq " in result.err, "the command was not shown before it ran"
 
@@ -342,7 +331,7 @@ def _build_script(result: CliResult, before: dict[str, bytes | None], cwd: Path)
 
 def _prose(result: CliResult, before: dict[str, bytes | None], cwd: Path) -> None:
     assert len(result.out.split()) >= 5, result.out
-    assert _tree(cwd) == before, "a question ran something"
+    assert tree_state(cwd) == before, "a question ran something"
 
 
 # What each request of the README must do (by its words).
@@ -407,7 +396,7 @@ def test_every_readme_example_does_what_it_says(
     if line.startswith("conch mcp"):
         _mcp(line, project)
         return
-    before = _tree(project)
+    before = tree_state(project)
     previous = keyring.get_keyring()
     keyring.set_keyring(FileKeyring(project.parent / "keyring.json"))  # for `conch auth`
     try:

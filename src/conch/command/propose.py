@@ -259,16 +259,14 @@ class _Request:
                 replies.setdefault(sample.command, sample)
                 trials.append((yield from self.trial(sample.command, "sample", earlier + trials)))
         chosen = trials[choose(trials)]
-        failed = chosen.dry_run is not None and chosen.dry_run.failed
-        if self.runner is not None and gen.repair and chosen.dry_run is not None and failed:
+        repair = None
+        if chosen.dry_run is not None and chosen.dry_run.failed:
+            repair = Attempt(temperature, failed=(chosen.command, chosen.dry_run.error_excerpt()))
+        elif chosen.outcome == "mismatch":
+            repair = Attempt(temperature, misfit=(chosen.command, chosen.mismatch or ""))
+        if self.runner is not None and gen.repair and repair is not None:
             yield Step("repairing")
-            error = chosen.dry_run.error_excerpt()
-            attempt = Attempt(temperature, failed=(chosen.command, error))
-            chosen = yield from self.retry(ask, attempt, "repair", replies, trials, earlier, notes)
-        elif self.runner is not None and gen.repair and chosen.outcome == "mismatch":
-            yield Step("repairing")
-            attempt = Attempt(temperature, misfit=(chosen.command, chosen.mismatch or ""))
-            chosen = yield from self.retry(ask, attempt, "repair", replies, trials, earlier, notes)
+            chosen = yield from self.retry(ask, repair, "repair", replies, trials, earlier, notes)
         if chosen.verdict.decision is Decision.REJECT and chosen.verdict.needs_unsafe:
             # Told what this mode runs, the model still wrote something that needs a shell:
             # one more try with the reason, before the user sees a refusal.
@@ -313,6 +311,7 @@ class _Request:
         for previous in earlier:
             if previous.command == command:
                 made = Trial(command, previous.verdict, previous.dry_run, source)
+                made.mismatch = previous.mismatch
                 break
         if made is None:
             verdict = assess(command, self.pipeline.policy)
@@ -322,8 +321,6 @@ class _Request:
             made = Trial(command, verdict, run, source)
             if run is not None and not (run.failed or run.wrote or run.scratch):
                 made.mismatch = mismatch(self.ask.ctx.request, run.stdout, self.pipeline.cwd)
-        else:
-            made.mismatch = next(p.mismatch for p in earlier if p.command == command)
         yield Tried(made)
         return made
 
