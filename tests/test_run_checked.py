@@ -116,7 +116,12 @@ def test_the_question_is_asked_when_the_rule_says_so(
     assert ran.asked and ran.result.exit_code == 0
     ((asked, _, wanted),) = approve.asked
     assert asked == command
-    assert wanted == Confirmation(True, explain, ("tar",) if explain else ())
+    assert (wanted.ask, wanted.explain, wanted.forced_by) == (
+        True,
+        explain,
+        ("tar",) if explain else (),
+    )
+    assert wanted.reasons  # the question says why it is asked
 
 
 def test_a_command_the_policy_wants_confirmed_is_asked_about(work: Path, state: Path) -> None:

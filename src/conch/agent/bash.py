@@ -18,15 +18,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conch.agent.modes import describe, needs_question
+from conch.agent.modes import describe
 from conch.errors import ConfirmationRequired, NoOneToAsk, PolicyRejection
 from conch.execute.audit import Refusal, audit_refusal
 from conch.execute.checked import Answer, Approve, Choice, run_checked
 from conch.execute.run import ExecResult
+from conch.execute.sandbox import Sandbox
 from conch.execute.stages import installed_twin
 from conch.policy import Decision, ExecutionMode, PolicyContext, Verdict, assess
-from conch.policy.confirm import Confirmation, ConfirmOptions
+from conch.policy.confirm import Confirmation, ConfirmOptions, asked
 from conch.policy.plan import plan
+from conch.policy.rules import Action, Kind, Outcome, Permissions, decide
 from conch.tools import Tool, make_tool
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -84,6 +86,9 @@ class Shell:
     timeout: float = DEFAULT_TIMEOUT_S
     refused: set[str] = field(default_factory=set)
     on_refused: OnRefused | None = None
+    permissions: Permissions | None = None  # the user's permission rules
+    sandbox: Sandbox | None = None  # None: found when a command first runs
+    pass_env: tuple[str, ...] = ()  # variables a contained command may see besides the usual
 
     def run(self, command: str) -> str:
         """Check, maybe ask, run ``command``; its output for the model. Raises
@@ -108,12 +113,14 @@ class Shell:
                 cwd=self.cwd,
                 state_dir=self.state_dir,
                 approve=self._approve,
-                options=ConfirmOptions(),
+                options=ConfirmOptions(mode=self.mode, permissions=self.permissions),
                 shell=self.shell,
                 timeout=self.timeout,
                 interactive=False,
                 max_stdout=MAX_STDOUT,
                 max_stderr=MAX_STDERR,
+                sandbox=self.sandbox,
+                pass_env=self.pass_env,
             )
         except PolicyRejection as exc:  # run_checked wrote the audit line of each refusal
             self._refused(command, "policy")
@@ -133,9 +140,11 @@ class Shell:
         result = format_result(ran.command, ran.result)
         written = redirected_files(ran.command, self.cwd)
         silent = _silent_script(ran.command, ran.result, written)
-        return "\n".join(p for p in (result, note, show_written(written), silent) if p)
+        contained = f"[{ran.note}]" if ran.note else ""
+        parts = (result, contained, note, show_written(written), silent)
+        return "\n".join(p for p in parts if p)
 
-    def permit(self, command: str) -> None:
+    def permit(self, command: str, kind: Kind = Kind.DELETE) -> None:
         """Decide ``command`` as ``run`` would, without running it: the policy, the mode and,
         where the mode wants a yes, the user. For what a tool does itself that a command
         could do too (a file tool's delete is decided as the ``rm`` doing it), so the same
@@ -150,17 +159,30 @@ class Shell:
             )
         context = PolicyContext(unsafe=False, mode=self.mode, cwd=self.cwd, sandbox_root=self.root)
         verdict = assess(command, context)
-        if verdict.decision is Decision.REJECT:
+        ruling = decide(
+            Action(
+                kind,
+                command,
+                risk=verdict.risk,
+                rejected=verdict.decision is Decision.REJECT,
+                reasons=verdict.reasons,
+            ),
+            self.mode,
+            permissions=self.permissions,
+        )
+        if ruling.outcome is Outcome.REFUSE:
             self._refused(command, "policy", audit=True)
-            reasons = "; ".join(verdict.reasons) or "it is not allowed"
-            raise CommandRefused(f"the safety policy refused it: {reasons}")
+            raise CommandRefused(f"the safety policy refused it: {ruling.why or 'not allowed'}")
+        if ruling.outcome is Outcome.RUN:
+            return
+        wanted = asked(ruling, verdict, ())
         try:
-            answer = self._approve(command, verdict, Confirmation(True))
+            answer = self._approve(command, verdict, wanted)
         except _NoOneToAsk:
             self._refused(command, "unasked", audit=True)
             raise CommandRefused(
                 f"it needs the user's yes in {self.mode} mode and no one can be asked; "
-                "nothing was done. Tell the user what you would delete instead."
+                f"nothing was done. Tell the user what you would {kind} instead."
             ) from None
         if answer.choice is not Choice.RUN:
             self.refused.add(key)
@@ -176,8 +198,7 @@ class Shell:
             self.on_refused(command, why)
 
     def _approve(self, command: str, verdict: Verdict, wanted: Confirmation) -> Answer:
-        if not needs_question(self.mode, verdict, wanted):
-            return Answer.run()
+        """Ask the person (the rule, ``conch.policy.rules``, decided a question is needed)."""
         if self.confirm is None:
             raise _NoOneToAsk(command)
         return self.confirm(command, verdict, wanted)

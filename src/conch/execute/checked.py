@@ -9,28 +9,35 @@ terminal or exits: the front end asks, the library decides and runs.
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
 from conch.errors import ConfirmationRequired, NoOneToAsk, PolicyRejection
 from conch.execute.audit import append_audit, audit_line, audit_refusal
+from conch.execute.contain import Shape, explain_failure, shape_for, wrap
+from conch.execute.environ import contained_environment, scrubbed_environment
 from conch.execute.run import (
     MAX_STDERR,
     MAX_STDOUT,
     ExecResult,
+    plan_runner_argv,
     run_captured,
     run_interactive,
     run_plan_captured,
     run_plan_interactive,
 )
+from conch.execute.sandbox import Sandbox, find_sandbox
 from conch.execute.stages import expand_words
 from conch.messages import Plan
 from conch.policy import Decision, PolicyContext, Verdict, assess
-from conch.policy.confirm import Confirmation, ConfirmOptions, confirmation
+from conch.policy.confirm import Confirmation, ConfirmOptions, command_ruling
+from conch.policy.confirm import asked as asked_about
 from conch.policy.plan import plan
+from conch.policy.rules import ExecutionMode, Outcome, Ruling
 
 # The exit code of a command stopped by Ctrl+C (128 + SIGINT), as the shell reports it.
 _INTERRUPTED = 130
@@ -81,6 +88,10 @@ class Ran:
     result: ExecResult
     asked: bool
     audited: bool
+    # The sandbox it ran in (None: a person said yes, so it ran as they asked), and one line
+    # when the sandbox stopped it (``conch.execute.contain.explain_failure``).
+    contained: Shape | None = None
+    note: str | None = None
 
 
 def run_checked(
@@ -98,6 +109,10 @@ def run_checked(
     max_stdout: int = MAX_STDOUT,
     max_stderr: int = MAX_STDERR,
     on_start: Callable[[str, Verdict], None] | None = None,
+    sandbox: Sandbox | None = None,
+    base_env: Mapping[str, str] | None = None,
+    pass_env: Sequence[str] = (),
+    scrub_env: bool = True,
 ) -> Ran:
     """Check ``command`` under ``context``, ask ``approve`` if the rule says so, run it, audit it.
 
@@ -128,22 +143,29 @@ def run_checked(
     """
     options = options or ConfirmOptions()
     verdict = verdict or assess(command, context)
+    box = sandbox if sandbox is not None else find_sandbox()
     asked = edited = False
+    ruling: Ruling | None = None
     while True:
         refuse_rejected(command, verdict, cwd=cwd, state_dir=state_dir)
         # Safe mode runs the command without a shell: refuse what needs one before anyone
         # is asked about it.
         steps = None if context.unsafe else _plan(command, cwd, state_dir)
-        wanted = confirmation(
+        ruling = command_ruling(
+            command,
             verdict,
-            options.programs,
-            confirm=options.confirm,
-            explain=options.explain,
+            options,
+            mode=context.mode,
             unsafe=context.unsafe,
+            contain=box.usable and not context.unsafe,
         )
-        if not (wanted.ask or edited):
+        if ruling.outcome is Outcome.REFUSE:
+            audit_refusal(state_dir, command, cwd, "policy")
+            raise PolicyRejection(f"not running it: {ruling.why}")
+        if ruling.outcome is Outcome.RUN and not edited:
             break
         asked = True
+        wanted = asked_about(ruling, verdict, options.programs)
         answer = _ask(approve, command, verdict, wanted, cwd, state_dir)
         if answer.choice is Choice.ABORT:
             audit_refusal(state_dir, command, cwd, "declined")
@@ -152,23 +174,38 @@ def run_checked(
             break
         # The user's edit is a new command: checked again, and always asked about again.
         command, verdict, edited = answer.command, assess(answer.command, context), True
+    # Nobody said yes: the OS holds the command to its verdict. A person's yes runs it as
+    # they asked, without the secrets of conch's environment (execution.scrub_env).
+    shape = None
+    if not asked:
+        shape = shape_for(
+            verdict.risks or (verdict.risk,),
+            workspace=context.sandbox_root or cwd,
+            network_allowed=context.mode is ExecutionMode.FULL,
+        )
+    environ = dict(os.environ if base_env is None else base_env)
+    env = (
+        contained_environment(environ, pass_env)
+        if shape is not None
+        else scrubbed_environment(environ, pass_env, scrub=scrub_env)
+    )
     if on_start is not None:
         on_start(command, verdict)
     started = time.monotonic()
     try:
-        if steps is not None and not steps.simple:
-            if interactive:
-                result = run_plan_interactive(steps, cwd=cwd, timeout=timeout)
-            else:
-                result = run_plan_captured(
-                    steps, cwd=cwd, timeout=timeout, max_stdout=max_stdout, max_stderr=max_stderr
-                )
-        else:
-            argv = None if steps is None else expand_words(steps.stages[0].words, cwd)
-            if interactive:
-                result = _interactive(command, argv, shell, cwd, timeout)
-            else:
-                result = _captured(command, argv, shell, cwd, timeout, max_stdout, max_stderr)
+        result = _run(
+            command,
+            steps,
+            shape,
+            box,
+            env,
+            shell,
+            cwd,
+            timeout,
+            interactive,
+            max_stdout,
+            max_stderr,
+        )
     except KeyboardInterrupt:
         if state_dir is not None:
             line = audit_line(command, cwd, _INTERRUPTED, time.monotonic() - started)
@@ -178,7 +215,66 @@ def run_checked(
     if state_dir is not None:
         line = audit_line(command, cwd, result.exit_code, result.duration_s)
         audited = append_audit(state_dir, line)
-    return Ran(command, verdict, result, asked, audited)
+    note = None if shape is None else explain_failure(shape, result.exit_code, result.stderr)
+    return Ran(command, verdict, result, asked, audited, shape, note)
+
+
+def _run(
+    command: str,
+    steps: Plan | None,
+    shape: Shape | None,
+    box: Sandbox,
+    env: dict[str, str],
+    shell: str,
+    cwd: Path,
+    timeout: float | None,
+    interactive: bool,
+    max_stdout: int,
+    max_stderr: int,
+) -> ExecResult:
+    """Run the checked command: contained in ``shape`` (bubblewrap ``box``) or not; a plan
+    of several programs through conch's plan runner, one program from its argv, or (unsafe
+    mode, ``steps`` None) the user's shell."""
+    if shape is not None:
+        assert box.path is not None and steps is not None  # contained: safe mode, a sandbox
+        if steps.simple:
+            argv = expand_words(steps.stages[0].words, cwd)
+        else:
+            argv = plan_runner_argv(steps, cwd)
+        wrapped = wrap(argv, shape, bwrap=box.path, cwd=cwd, environ=env)
+        if interactive:
+            return run_interactive(wrapped, cwd=cwd, env=env, timeout=timeout)
+        return run_captured(
+            wrapped,
+            cwd=cwd,
+            env=env,
+            timeout=timeout,
+            max_stdout=max_stdout,
+            max_stderr=max_stderr,
+        )
+    if steps is not None and not steps.simple:
+        if interactive:
+            return run_plan_interactive(steps, cwd=cwd, env=env, timeout=timeout)
+        return run_plan_captured(
+            steps, cwd=cwd, env=env, timeout=timeout, max_stdout=max_stdout, max_stderr=max_stderr
+        )
+    words = None if steps is None else expand_words(steps.stages[0].words, cwd)
+    if interactive:
+        if words is None:
+            return run_interactive(
+                shell_command=command, shell=shell, cwd=cwd, env=env, timeout=timeout
+            )
+        return run_interactive(words, cwd=cwd, env=env, timeout=timeout)
+    return run_captured(
+        words,
+        shell_command=None if words is not None else command,
+        shell=shell,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+        max_stdout=max_stdout,
+        max_stderr=max_stderr,
+    )
 
 
 def refuse_rejected(command: str, verdict: Verdict, *, cwd: Path, state_dir: Path | None) -> None:
@@ -211,7 +307,7 @@ def _ask(
 ) -> Answer:
     """``approve``'s answer; a refusal it raises is audited, then passes through."""
     try:
-        return approve(command, verdict, Confirmation(True, wanted.explain, wanted.forced_by))
+        return approve(command, verdict, wanted)
     except NoOneToAsk:
         audit_refusal(state_dir, command, cwd, "unasked")
         raise
@@ -221,33 +317,3 @@ def _ask(
     except PolicyRejection:
         audit_refusal(state_dir, command, cwd, "policy")
         raise
-
-
-def _interactive(
-    command: str, argv: list[str] | None, shell: str, cwd: Path, timeout: float | None
-) -> ExecResult:
-    """``argv`` in safe mode; ``shell -c command`` in unsafe mode (``argv`` None)."""
-    if argv is None:
-        return run_interactive(shell_command=command, shell=shell, cwd=cwd, timeout=timeout)
-    return run_interactive(argv, cwd=cwd, timeout=timeout)
-
-
-def _captured(
-    command: str,
-    argv: list[str] | None,
-    shell: str,
-    cwd: Path,
-    timeout: float | None,
-    max_stdout: int,
-    max_stderr: int,
-) -> ExecResult:
-    """``argv`` in safe mode; ``shell -c command`` in unsafe mode (``argv`` None)."""
-    return run_captured(
-        argv,
-        shell_command=None if argv is not None else command,
-        shell=shell,
-        cwd=cwd,
-        timeout=timeout,
-        max_stdout=max_stdout,
-        max_stderr=max_stderr,
-    )

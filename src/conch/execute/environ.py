@@ -109,9 +109,7 @@ def contained_environment(
     exact = set(extra)
     kept: dict[str, str] = {}
     for name, value in environ.items():
-        if name in exact:
-            kept[name] = value
-        elif _matches(name, ALLOWED + extra) and not is_secret(name):
+        if name in exact or (_matches(name, ALLOWED + extra) and not is_secret(name)):
             kept[name] = value
     return kept
 

@@ -154,10 +154,15 @@ def run_plan_captured(
     """Run a plan with stdin from /dev/null and its output captured, as ``run_captured``
     runs one program: conch's plan runner (``python -m conch.execute``) starts the programs
     in one process group of their own, which a timeout or Ctrl+C kills whole."""
-    argv = [sys.executable, "-m", "conch.execute", json.dumps(plan.to_json()), str(cwd)]
+    argv = plan_runner_argv(plan, cwd)
     return run_captured(
         argv, cwd=cwd, env=env, timeout=timeout, max_stdout=max_stdout, max_stderr=max_stderr
     )
+
+
+def plan_runner_argv(plan: Plan, cwd: Path) -> list[str]:
+    """The command line of conch's plan runner carrying out ``plan`` in ``cwd``."""
+    return [sys.executable, "-m", "conch.execute", json.dumps(plan.to_json()), str(cwd)]
 
 
 def _ended(code: int, timed_out: bool, start: float, timeout: float | None) -> ExecResult:

@@ -18,6 +18,7 @@ from conch.policy.commands import analyse
 from conch.policy.denylist import catastrophes, readings, textual_catastrophe
 from conch.policy.model import Analysis
 from conch.policy.plan import plan, simple_words
+from conch.policy.rules import ExecutionMode, Outcome, mode_outcome
 from conch.policy.sandbox import path_args, sandbox_violations
 
 __all__ = [
@@ -37,14 +38,6 @@ class Decision(StrEnum):
     ALLOW = "allow"
     CONFIRM = "confirm"
     REJECT = "reject"
-
-
-class ExecutionMode(StrEnum):
-    """How much the user lets conch run without asking."""
-
-    INTERACTIVE = "interactive"
-    RESTRICTED = "restricted-autonomous"
-    FULL = "full-autonomous"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +68,9 @@ class Verdict:
     # Rejected only for what needs a real shell (operators, words that expand at run time,
     # text that does not parse): unsafe mode would run it, after asking.
     needs_unsafe: bool = False
+    # The risk of each program and redirection found, deduplicated (``risk`` is the highest):
+    # what a contained run is shaped by.
+    risks: tuple[Risk, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (for ``--json`` output and history)."""
@@ -198,16 +194,20 @@ def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
     needs_unsafe = reject and not (context.unsafe or denied or hard)
     if reject:
         decision = Decision.REJECT
-    elif context.unsafe or context.mode is ExecutionMode.INTERACTIVE:
+    elif context.unsafe:
         decision = Decision.CONFIRM
-        reasons.append(
-            f"Confirmation required ({'unsafe mode' if context.unsafe else 'interactive mode'})."
-        )
-    elif context.mode is ExecutionMode.FULL or risk is Risk.READ_ONLY:
+        reasons.append("Confirmation required (unsafe mode).")
+    elif mode_outcome(context.mode, risk) is Outcome.RUN:
         decision = Decision.ALLOW
     else:
+        # The one rule for actions (conch.policy.rules) decides; the verdict reports it.
         decision = Decision.CONFIRM
-        reasons.append(f"The command is {risk}, so it needs confirmation in {context.mode} mode.")
+        if context.mode is ExecutionMode.INTERACTIVE:
+            reasons.append("Confirmation required (interactive mode).")
+        else:
+            reasons.append(
+                f"The command is {risk}, so it needs confirmation in {context.mode} mode."
+            )
     return Verdict(
         decision=decision,
         risk=risk,
@@ -217,4 +217,5 @@ def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
         paths=tuple(paths),
         denylisted=bool(denied),
         needs_unsafe=needs_unsafe,
+        risks=tuple(dict.fromkeys(risks)),
     )

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conch.config.settings import AllowedProgram, PromptConfig
-from conch.policy import Decision, PolicyContext, Verdict
+from conch.policy import Decision, PolicyContext, Risk, Verdict
+from conch.policy.rules import Action, ExecutionMode, Kind, Outcome, Permissions, Ruling, decide
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +24,14 @@ class Confirmation:
     ask: bool
     explain: bool = False
     forced_by: tuple[str, ...] = ()  # the programs whose ``force_explain`` set ``explain``
+    # Why the question is asked (``conch.policy.rules.Ruling.reasons``), the permission rule
+    # that decided, if one did, whether it is asked only because no sandbox can hold the
+    # command here, and whether the command destroys or needs root (a front end may want a
+    # typed "yes" for those).
+    reasons: tuple[str, ...] = ()
+    rule: str | None = None
+    uncontained: bool = False
+    severe: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +47,10 @@ class ConfirmOptions:
     confirm: bool = False
     explain: bool = False
     programs: tuple[AllowedProgram, ...] = ()
+    # The surface's execution mode (None: the one-shot's rule, see ``command_ruling``) and
+    # the user's permission rules.
+    mode: ExecutionMode | None = None
+    permissions: Permissions | None = None
 
 
 def context_for(
@@ -63,6 +76,53 @@ def explaining(verdict: Verdict, programs: Sequence[AllowedProgram]) -> tuple[st
     return tuple(name for name in dict.fromkeys(verdict.commands) if name in forced)
 
 
+def command_ruling(
+    command: str,
+    verdict: Verdict,
+    options: ConfirmOptions,
+    *,
+    mode: ExecutionMode,
+    unsafe: bool = False,
+    contain: bool = True,
+) -> Ruling:
+    """The one rule (``conch.policy.rules.decide``) for running ``command``, judged
+    ``verdict``, with a surface's ``options``. ``mode``: the surface's execution mode, used
+    when ``options.mode`` does not set one; a surface without one (the one-shot command) asks
+    for everything unless its prompt config lists the programs it allows."""
+    effective = options.mode or (mode if options.programs else ExecutionMode.INTERACTIVE)
+    action = Action(
+        Kind.COMMAND,
+        command,
+        risk=verdict.risk,
+        rejected=verdict.decision is Decision.REJECT,
+        reasons=verdict.reasons,
+    )
+    return decide(
+        action,
+        effective,
+        permissions=options.permissions,
+        confirm=options.confirm,
+        explain=options.explain,
+        unsafe=unsafe,
+        forced_explain=explaining(verdict, options.programs),
+        contain=contain,
+    )
+
+
+def asked(ruling: Ruling, verdict: Verdict, programs: Sequence[AllowedProgram]) -> Confirmation:
+    """What the front end is told when ``ruling`` asks about ``verdict``'s command."""
+    forced_by = explaining(verdict, programs)
+    return Confirmation(
+        ask=ruling.outcome is Outcome.ASK,
+        explain=ruling.explain,
+        forced_by=forced_by,
+        reasons=ruling.reasons,
+        rule=ruling.rule,
+        uncontained=ruling.uncontained,
+        severe=verdict.risk in (Risk.DESTRUCTIVE, Risk.PRIVILEGED),
+    )
+
+
 def confirmation(
     verdict: Verdict,
     programs: Sequence[AllowedProgram] = (),
@@ -71,24 +131,16 @@ def confirmation(
     explain: bool = False,
     unsafe: bool = False,
 ) -> Confirmation:
-    """Whether running ``verdict``'s command needs a question, and an explanation first.
-
-    A rejected command never runs (no question can change that: the caller refuses it). Any
-    other command is asked about unless every one of these holds: the prompt config allows a
-    fixed list of ``programs`` (a whitelist the user wrote), the policy allows the command
-    outright, and the user asked for no question and no explanation (``confirm``, ``explain``),
-    is not in unsafe mode, and no program of the command requires an explanation.
-    """
-    if verdict.decision is Decision.REJECT:
+    """Whether running ``verdict``'s command needs a question, and an explanation first,
+    for a surface without an execution mode of its own (``command_ruling``): asked unless
+    the prompt config allows a fixed list of ``programs``, the policy allows the command
+    outright, and nothing the user chose asks. A rejected command is never asked about."""
+    options = ConfirmOptions(confirm, explain, tuple(programs))
+    mode = ExecutionMode.RESTRICTED
+    if verdict.decision is not Decision.ALLOW and not unsafe:
+        # The verdict already holds the mode's answer: a command it asks about is asked.
+        mode = ExecutionMode.INTERACTIVE
+    ruling = command_ruling("", verdict, options, mode=mode, unsafe=unsafe)
+    if ruling.outcome is Outcome.REFUSE:
         return Confirmation(ask=False)
-    forced_by = explaining(verdict, programs)
-    forced = bool(forced_by)
-    ask = (
-        not programs
-        or confirm
-        or explain
-        or unsafe
-        or forced
-        or verdict.decision is Decision.CONFIRM
-    )
-    return Confirmation(ask=ask, explain=forced, forced_by=forced_by)
+    return asked(ruling, verdict, programs)

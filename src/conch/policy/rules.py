@@ -1,0 +1,245 @@
+"""One rule for every action: run it, ask the person first, or refuse it.
+
+Every surface asks this module, for every kind of action an agent or a user's request can
+take: a command (judged by the policy first, ``conch.policy.assess``), a write or edit of an
+existing file, a delete, a move over an existing file, a foreign MCP server's tool, a web
+fetch. ``decide`` takes the action, the execution mode, the user's choices (``--confirm``,
+``--explain``, unsafe mode, a prompt config's allowed programs) and the user's permission
+rules, and returns a ``Ruling``: ``run`` (nobody is asked, so the action is contained: see
+``conch.execute.contain``), ``ask`` (the front end's question), or ``refuse``, with the reason
+and the permission rule that decided, if one did.
+
+The order, first that applies:
+
+1. A command the policy rejects is refused (the denylist, a whitelist, the sandbox root, what
+   needs a shell in safe mode). No rule or mode changes that.
+2. The user's custom denylist (``permissions.deny``): a match is refused, in every mode.
+3. The user's permission rules for the action's tool (``permissions.rules``: glob patterns
+   with ``allow``, ``ask`` or ``deny``; the last pattern that matches wins). ``deny`` refuses;
+   ``ask`` asks; ``allow`` runs without a question where the mode would have asked
+   (restricted-autonomous and full-autonomous only: interactive mode asks for everything).
+4. What the user asked for: ``--confirm``, ``--explain``, unsafe mode, or a program that must
+   be explained (``force_explain``) ask.
+5. The mode: interactive asks for everything; restricted-autonomous runs read-only commands
+   and reads, and asks for the rest; full-autonomous runs everything.
+6. Fail closed: an action that would run without a question but cannot be contained (no
+   sandbox runs here, ``contain=False``) is asked about instead.
+
+A front end with no one to ask turns ``ask`` into a refusal (``conch.errors.NoOneToAsk``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from conch.policy.classify import Risk
+
+__all__ = [
+    "Action",
+    "ExecutionMode",
+    "Kind",
+    "Outcome",
+    "Permission",
+    "Permissions",
+    "Ruling",
+    "decide",
+    "mode_outcome",
+]
+
+
+class ExecutionMode(StrEnum):
+    """How much the user lets conch run without asking."""
+
+    INTERACTIVE = "interactive"
+    RESTRICTED = "restricted-autonomous"
+    FULL = "full-autonomous"
+
+
+class Outcome(StrEnum):
+    """What happens to an action."""
+
+    RUN = "run"
+    ASK = "ask"
+    REFUSE = "refuse"
+
+
+class Kind(StrEnum):
+    """The kinds of action the rule decides."""
+
+    COMMAND = "command"  # a shell command (the policy's verdict comes with it)
+    READ = "read"  # reading a file or listing a directory inside the workspace
+    CREATE = "create"  # writing a file that does not exist yet
+    WRITE = "write"  # writing or editing a file that exists
+    DELETE = "delete"
+    MOVE = "move"  # a move or copy over a file that exists
+    MCP_TOOL = "mcp_tool"  # a tool of another MCP server
+    FETCH = "fetch"  # a web fetch or search
+
+
+# The permission rules' tool name for each kind (``permissions.rules`` keys).
+TOOL_OF_KIND: dict[Kind, str] = {
+    Kind.COMMAND: "bash",
+    Kind.READ: "read",
+    Kind.CREATE: "write",
+    Kind.WRITE: "write",
+    Kind.DELETE: "delete",
+    Kind.MOVE: "move",
+    Kind.MCP_TOOL: "mcp",
+    Kind.FETCH: "fetch",
+}
+
+# What each kind is, for the mode rule: like a read-only command, or like one that writes.
+_READS = frozenset({Kind.READ})
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One thing about to happen. ``subject``: what the permission patterns match (the
+    command text, the path, ``server.tool``, the URL). ``risk``: a command's risk (from its
+    verdict); ``rejected``: the policy rejected the command (``reasons`` say why)."""
+
+    kind: Kind
+    subject: str
+    risk: Risk = Risk.READ_ONLY
+    rejected: bool = False
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def tool(self) -> str:
+        return TOOL_OF_KIND[self.kind]
+
+
+class Permission(StrEnum):
+    """What a permission rule says."""
+
+    ALLOW = "allow"
+    ASK = "ask"
+    DENY = "deny"
+
+
+@dataclass(frozen=True, slots=True)
+class Permissions:
+    """The user's permission rules. ``rules``: per tool (``bash``, ``write``, ``delete``,
+    ``move``, ``mcp``, ``fetch``, ``read``, or ``*`` for every tool), glob patterns in order,
+    each with what it says; the last that matches wins. ``deny``: patterns refused for
+    commands in every mode (a custom denylist)."""
+
+    rules: Mapping[str, Sequence[tuple[str, Permission]]] = field(default_factory=dict)
+    deny: tuple[str, ...] = ()
+
+    def match(self, tool: str, subject: str) -> tuple[str, Permission] | None:
+        """The last rule for ``tool`` (or ``*``) whose pattern matches ``subject``."""
+        found: tuple[str, Permission] | None = None
+        for key in ("*", tool):
+            for pattern, says in self.rules.get(key, ()):
+                if _glob(subject, pattern):
+                    found = (f"{key}: {pattern!r} -> {says}", says)
+        return found
+
+    def denied(self, subject: str) -> str | None:
+        """The custom denylist pattern ``subject`` matches, or None."""
+        return next((p for p in self.deny if _glob(subject, p)), None)
+
+
+def _glob(subject: str, pattern: str) -> bool:
+    """``fnmatch`` on the whole text, where ``*`` spans anything (spaces and slashes too)."""
+    return fnmatch.fnmatchcase(subject.strip(), pattern.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class Ruling:
+    """The rule's answer: the outcome, why (one line each), the permission rule that
+    decided (None: the mode or the policy did), and whether the front end must explain the
+    action before asking. ``uncontained``: asked only because no sandbox could hold it."""
+
+    outcome: Outcome
+    reasons: tuple[str, ...] = ()
+    rule: str | None = None
+    explain: bool = False
+    uncontained: bool = False
+
+    @property
+    def why(self) -> str:
+        return self.reasons[0] if self.reasons else ""
+
+
+def mode_outcome(mode: ExecutionMode | str, risk: Risk, *, reads: bool = False) -> Outcome:
+    """Step 5 alone: what ``mode`` does with an action of ``risk`` (``reads``: an action that
+    only reads, whatever its risk says)."""
+    mode = ExecutionMode(mode)
+    if mode is ExecutionMode.INTERACTIVE:
+        return Outcome.ASK
+    if mode is ExecutionMode.FULL:
+        return Outcome.RUN
+    return Outcome.RUN if reads or risk is Risk.READ_ONLY else Outcome.ASK
+
+
+def decide(
+    action: Action,
+    mode: ExecutionMode | str,
+    *,
+    permissions: Permissions | None = None,
+    confirm: bool = False,
+    explain: bool = False,
+    unsafe: bool = False,
+    forced_explain: Sequence[str] = (),
+    contain: bool = True,
+) -> Ruling:
+    """Run, ask or refuse ``action`` in ``mode`` (see the module's docstring for the order).
+
+    ``contain``: an action that runs without a question can be contained here (a sandbox
+    runs, or the action is the tool's own and checked in-process); False turns a ``run``
+    into an ``ask`` (fail closed).
+    """
+    mode = ExecutionMode(mode)
+    permissions = permissions or Permissions()
+    if action.rejected:
+        return Ruling(Outcome.REFUSE, action.reasons or ("rejected by the safety policy",))
+    if action.kind is Kind.COMMAND:
+        custom = permissions.denied(action.subject)
+        if custom is not None:
+            why = f"Your denylist refuses it (permissions.deny: {custom!r})."
+            return Ruling(Outcome.REFUSE, (why,), rule=f"deny: {custom!r}")
+    matched = permissions.match(action.tool, action.subject)
+    if matched is not None and matched[1] is Permission.DENY:
+        return Ruling(
+            Outcome.REFUSE, (f"Your permission rule refuses it ({matched[0]}).",), matched[0]
+        )
+    forced = tuple(forced_explain)
+    wants = [
+        why
+        for flag, why in (
+            (unsafe, "Unsafe mode always asks."),
+            (confirm, "You asked to confirm every command."),
+            (explain, "You asked to explain every command."),
+            (bool(forced), f"{', '.join(forced)} must be explained before it runs."),
+        )
+        if flag
+    ]
+    if matched is not None and matched[1] is Permission.ASK:
+        wants.insert(0, f"Your permission rule asks ({matched[0]}).")
+    show = bool(forced)  # --explain is the front end's own: it explains every command
+    if wants:
+        return Ruling(Outcome.ASK, tuple(wants), matched[0] if matched else None, show)
+    outcome = mode_outcome(mode, action.risk, reads=action.kind in _READS)
+    rule = None
+    if (
+        outcome is Outcome.ASK
+        and matched is not None
+        and matched[1] is Permission.ALLOW
+        and mode is not ExecutionMode.INTERACTIVE
+    ):
+        outcome, rule = Outcome.RUN, matched[0]
+    if outcome is Outcome.ASK:
+        what = f"It is {action.risk}" if action.kind is Kind.COMMAND else f"It is a {action.kind}"
+        return Ruling(Outcome.ASK, (f"{what}, so it needs your yes in {mode} mode.",))
+    if not contain:
+        why = "No sandbox can run here, so conch asks before anything runs (conch doctor)."
+        return Ruling(Outcome.ASK, (why,), rule, uncontained=True)
+    reason = (
+        f"Allowed by your rule ({rule})." if rule else f"Runs without a question in {mode} mode."
+    )
+    return Ruling(Outcome.RUN, (reason,), rule)
