@@ -1,5 +1,6 @@
 """Helpers for the MCP tests: a config for the scripted model, a free port, a server process
-that is waited for by its first line, and the fake MCP server's command line."""
+that is waited for by its first line, the fake MCP server's command line, and the SDK's
+client over streamable HTTP with a key."""
 
 from __future__ import annotations
 
@@ -8,9 +9,13 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 FAKE_SERVER = Path(__file__).with_name("fake_server.py")
 CONCH = Path(sys.executable).with_name("conch")
@@ -105,3 +110,20 @@ def listening(argv: list[str], port: int, cwd: Path) -> Iterator[None]:
     finally:
         process.terminate()
         process.wait(30)
+
+
+def printed_token(line: str) -> str:
+    """The token in ``conch mcp --http``'s line ``... send Authorization: Bearer TOKEN``."""
+    return line.rsplit("Authorization: Bearer ", 1)[1].strip()
+
+
+@asynccontextmanager
+async def http_client(url: str, key: str | None) -> AsyncIterator[Client]:
+    """The official SDK's client on streamable HTTP at ``url``, sending ``key`` (if any) as
+    ``Authorization: Bearer``."""
+    headers = {"Authorization": f"Bearer {key}"} if key else None
+    async with (
+        create_mcp_http_client(headers=headers) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        yield client

@@ -1,4 +1,5 @@
-"""Fixtures for ``conch serve``: the app in-process, and a real uvicorn on 127.0.0.1."""
+"""Fixtures for ``conch serve``: the app in-process, and a real uvicorn on 127.0.0.1, both
+with the key ``serverutil.TOKEN`` (the in-process client sends it by itself)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from serverutil import AUTH, TOKEN
 from starlette.testclient import TestClient
 
 from conch.agent.builtin import ToolOptions
@@ -18,19 +20,22 @@ from conch.server.run import bound_port, serving
 
 
 def config_for(root: Path, **changes: object) -> ServerConfig:
-    """A loopback config on a free port with conch's tools in ``root`` (bash on, no audit)."""
+    """A loopback config on a free port, with the key ``TOKEN`` and conch's tools in ``root``
+    (bash on, no audit)."""
     tools = ToolOptions(root=root, bash=True, audit=False, evaluate=False)
-    return replace(ServerConfig(port=0, tools=tools), **changes)  # type: ignore[arg-type]
+    config = ServerConfig(port=0, api_key=TOKEN, tools=tools)
+    return replace(config, **changes)  # type: ignore[arg-type]
 
 
 @pytest.fixture
 def client_for(tmp_path: Path) -> Iterator[Callable[..., TestClient]]:
-    """``client_for(provider, **config changes)``: the app in-process, its lifespan run."""
+    """``client_for(provider, **config changes)``: the app in-process, its lifespan run; every
+    request carries the key."""
     opened: list[TestClient] = []
 
     def make(provider: Provider, **changes: object) -> TestClient:
         app = create_app(config_for(tmp_path, **changes), ModelTable.of({"test-model": provider}))
-        client = TestClient(app, base_url="http://127.0.0.1")
+        client = TestClient(app, base_url="http://127.0.0.1", headers=AUTH)
         client.__enter__()
         opened.append(client)
         return client
@@ -42,7 +47,8 @@ def client_for(tmp_path: Path) -> Iterator[Callable[..., TestClient]]:
 
 @pytest.fixture
 def server_for(tmp_path: Path) -> Iterator[Callable[..., str]]:
-    """``server_for(provider, **config changes)``: a real uvicorn in a thread; its base URL."""
+    """``server_for(provider, **config changes)``: a real uvicorn in a thread; its base URL
+    (requests send ``AUTH``)."""
     stack: list[object] = []
 
     def start(provider: Provider, **changes: object) -> str:

@@ -21,6 +21,9 @@ from conch.messages import (
     Usage,
 )
 
+TOKEN = "test-token-0123456789"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
 WEATHER = {
     "type": "function",
     "function": {

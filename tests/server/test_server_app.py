@@ -281,7 +281,7 @@ def test_a_model_that_cannot_be_opened_is_a_502(tmp_path: Path) -> None:
     def no_key() -> ScriptedProvider:
         raise ProviderError("no API key for https://api.openai.com/v1")
 
-    app = create_app(ServerConfig(), ModelTable({"gpt": no_key}))
+    app = create_app(ServerConfig(no_auth=True), ModelTable({"gpt": no_key}))
     with TestClient(app, base_url="http://127.0.0.1") as client:
         response = client.post("/v1/chat/completions", json=user("hi"))
     assert response.status_code == 502

@@ -1,5 +1,6 @@
 """``conch serve`` on the command line: flags checked before anything loads, one-line
-errors, a light ``--help``, and a real server process answering the openai client."""
+errors, a light ``--help``, and a real server process that prints the URL to open, with a
+fresh token, and answers the openai client only with it (or with none, under --no-auth)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import openai
@@ -30,6 +34,8 @@ START_SECONDS = 30.0
     [
         (["--host", "0.0.0.0"], "refusing to listen on 0.0.0.0 without an API key"),
         (["--host", "0.0.0.0", "--api-key", ""], "the API key is empty"),
+        (["--host", "0.0.0.0", "--no-auth"], "--no-auth is only allowed on a loopback address"),
+        (["--no-auth", "--api-key", "k"], "--no-auth turns the key off, but one is set"),
         (["hello", "world"], "`conch serve` takes no words"),
         (["--port", "70000"], "--port must be between 0 and 65535"),
         (["--timeout", "0"], "--timeout must be more than 0"),
@@ -87,46 +93,97 @@ def test_every_serve_flag_is_documented_on_the_serve_page(flag: str) -> None:
     assert flag in render_help("serve"), f"{flag} is not documented in `conch help serve`"
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[str]:
-    """``conch serve`` as a user starts it, on the scripted provider; its base URL."""
+@dataclass
+class Served:
+    """A ``conch serve`` process: its base URL, the URL it printed, and its stderr so far."""
+
+    base: str
+    printed: str
+    lines: list[str]
+
+
+@contextmanager
+def serve_process(tmp_path: Path, *flags: str) -> Iterator[Served]:
+    """``conch serve FLAGS`` as a user starts it, on the scripted provider, until its
+    ``open URL`` line; stopped by Ctrl+C at the end, which must exit 0."""
     config = tmp_path / "config.yaml"
     config.write_text(
         "ai:\n  provider: scripted\n  script: ['Hello from conch serve.']\n", encoding="utf-8"
     )
     with socket.create_server(("127.0.0.1", 0)) as probe:
         port = probe.getsockname()[1]
-    env = {**os.environ, "CONCH_CONFIG": str(config)}
+    env = {k: v for k, v in os.environ.items() if k != "CONCH_SERVER_API_KEY"}
+    env["CONCH_CONFIG"] = str(config)
+    argv = ["serve", "--port", str(port), "--sandbox", str(tmp_path), *flags]
     process = subprocess.Popen(
-        [sys.executable, "-m", "conch", "serve", "--port", str(port), "--sandbox", str(tmp_path)],
+        [sys.executable, "-m", "conch", *argv],
         env=env,
-        stdout=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
     )
-    base = f"http://127.0.0.1:{port}"
+    assert process.stderr is not None
+    lines: list[str] = []
     try:
         deadline = time.monotonic() + START_SECONDS
-        while True:
-            assert process.poll() is None, process.communicate()[1]
-            try:
-                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                assert time.monotonic() < deadline, "conch serve did not start"
-                time.sleep(0.1)
-        yield base
+        while not lines or "conch serve: open " not in lines[-1]:
+            line = process.stderr.readline()
+            assert line and time.monotonic() < deadline, "".join(lines) or "no output"
+            lines.append(line)
+        printed = lines[-1].split("conch serve: open ", 1)[1].split()[0]
+        base = f"http://127.0.0.1:{port}"
+        assert printed.startswith(base + "/"), printed
+        yield Served(base, printed, lines)
     finally:
         process.send_signal(signal.SIGINT)  # Ctrl+C
         _, err = process.communicate(timeout=20)
-        assert process.returncode == 0, err
+        assert process.returncode == 0, "".join(lines) + err
 
 
-def test_conch_serve_answers_the_openai_client(served: str) -> None:
-    client = openai.OpenAI(base_url=f"{served}/v1", api_key="unused", max_retries=0)
+def _openai(base: str, key: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=f"{base}/v1", api_key=key, max_retries=0)
+
+
+def _ask(client: openai.OpenAI) -> str | None:
     [model] = client.models.list().data
     assert model.id == "scripted"
     reply = client.chat.completions.create(
         model=model.id, messages=[{"role": "user", "content": "hi"}]
     )
-    assert reply.choices[0].message.content == "Hello from conch serve."
+    return reply.choices[0].message.content
+
+
+def test_conch_serve_prints_a_url_with_a_token_and_answers_only_with_it(tmp_path: Path) -> None:
+    with serve_process(tmp_path) as served:
+        token = parse_qs(urlsplit(served.printed).query)["token"][0]
+        assert served.printed == f"{served.base}/?token={token}"
+        assert len(token) >= 43
+        with pytest.raises(openai.AuthenticationError):
+            _openai(served.base, "unused").models.list()
+        assert httpx.get(f"{served.base}/v1/models", timeout=10).status_code == 401
+        assert _ask(_openai(served.base, token)) == "Hello from conch serve."
+        page = httpx.get(served.printed, timeout=10)
+        assert page.status_code == 200 and "/static/chat.js" in page.text
+    with serve_process(tmp_path) as again:
+        assert again.printed != served.printed  # a fresh token at each start
+
+
+def test_quiet_still_prints_the_url_with_its_token(tmp_path: Path) -> None:
+    with serve_process(tmp_path, "-q") as served:
+        assert len(served.lines) == 1 and "?token=" in served.printed
+
+
+def test_a_key_the_user_gives_is_the_one_asked_for(tmp_path: Path) -> None:
+    with serve_process(tmp_path, "--api-key", "my-own-key") as served:
+        assert served.printed == f"{served.base}/"  # the key is not echoed
+        with pytest.raises(openai.AuthenticationError):
+            _openai(served.base, "unused").models.list()
+        assert _ask(_openai(served.base, "my-own-key")) == "Hello from conch serve."
+
+
+def test_no_auth_serves_without_a_key_and_warns(tmp_path: Path) -> None:
+    with serve_process(tmp_path, "--no-auth") as served:
+        assert served.printed == f"{served.base}/"
+        [warning] = [line for line in served.lines if "warning" in line]
+        assert warning.startswith("conch serve: warning: --no-auth: any program")
+        assert _ask(_openai(served.base, "unused")) == "Hello from conch serve."

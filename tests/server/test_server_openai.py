@@ -6,7 +6,7 @@ import json
 from collections.abc import Callable
 
 import openai
-from serverutil import WEATHER
+from serverutil import TOKEN, WEATHER
 
 from conch.messages import ToolCall
 from conch.providers.scripted import ScriptedProvider
@@ -14,7 +14,7 @@ from conch.providers.scripted import ScriptedProvider
 Server = Callable[..., str]
 
 
-def _client(base: str, key: str = "unused") -> openai.OpenAI:
+def _client(base: str, key: str = TOKEN) -> openai.OpenAI:
     return openai.OpenAI(base_url=f"{base}/v1", api_key=key, max_retries=0, timeout=30)
 
 

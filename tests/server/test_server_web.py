@@ -1,5 +1,7 @@
-"""The web chat page in headless Chromium (Debian's ``chromium``): a message sent, the reply
-streamed in with the tool call it made, stop, edit-and-retry, conversations kept.
+"""The web chat page in headless Chromium (Debian's ``chromium``): opened at the URL with
+the token, as ``conch serve`` prints it, the token kept for the tab and taken out of the
+address bar; without it, one line saying where it is. A message sent, the reply streamed in
+with the tool call it made, stop, edit-and-retry, conversations kept.
 
 Set ``CONCH_UPDATE_SCREENSHOT=1`` to write docs/images/web-chat.png from the first test.
 """
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from playwright import sync_api as playwright
-from serverutil import SlowProvider
+from serverutil import TOKEN, SlowProvider
 
 from conch.messages import GenerationOptions, Message, ToolCall
 from conch.providers.scripted import Reply, ScriptedProvider
@@ -62,6 +64,11 @@ def _lister(messages: Sequence[Message], options: GenerationOptions) -> Reply:
     return ToolCall("c1", "bash", '{"command": "ls"}')
 
 
+def _open(page: playwright.Page, base: str) -> None:
+    """Open the page as ``conch serve`` prints its URL: with the token."""
+    page.goto(f"{base}/?token={TOKEN}")
+
+
 def _send(page: playwright.Page, text: str) -> None:
     page.fill("#input", text)
     page.press("#input", "Enter")
@@ -73,8 +80,11 @@ def test_a_message_gets_a_streamed_reply_and_its_tool_call_is_shown(
     (tmp_path / "notes.txt").write_text("n", encoding="utf-8")
     (tmp_path / "todo.md").write_text("t", encoding="utf-8")
     base = server_for(ScriptedProvider.from_function(_lister))
-    page.goto(base + "/")
+    _open(page, base)
     playwright.expect(page.locator("#model option")).to_have_text(["test-model"])
+    assert page.url == f"{base}/"  # the token is out of the address bar
+    assert page.evaluate("sessionStorage.getItem('conch.token')") == TOKEN
+    playwright.expect(page.locator("#auth-needed")).to_be_hidden()
     _send(page, "What files are in the sandbox?")
     reply = page.locator(".message.assistant .text").last
     playwright.expect(reply).to_have_text(
@@ -95,7 +105,7 @@ def test_a_message_gets_a_streamed_reply_and_its_tool_call_is_shown(
 
 def test_the_reply_arrives_in_pieces(server_for: Server, page: playwright.Page) -> None:
     provider = SlowProvider(words=30, pause=0.03)
-    page.goto(server_for(provider) + "/")
+    _open(page, server_for(provider))
     page.evaluate(
         """() => {
             window.seen = new Set();
@@ -115,7 +125,7 @@ def test_stop_ends_the_reply_and_the_server_stops_generating(
     server_for: Server, page: playwright.Page
 ) -> None:
     provider = SlowProvider(words=5000, pause=0.01)
-    page.goto(server_for(provider) + "/")
+    _open(page, server_for(provider))
     _send(page, "write forever")
     playwright.expect(page.locator(".message.assistant .text")).to_contain_text("w3")
     page.click("#stop")
@@ -130,7 +140,7 @@ def test_edit_and_retry_replaces_the_last_message_and_the_chat_survives_a_reload
     provider = ScriptedProvider.from_function(
         lambda messages, options: f"You said: {messages[-1].content}"
     )
-    page.goto(server_for(provider) + "/")
+    _open(page, server_for(provider))
     _send(page, "helo")
     playwright.expect(page.locator(".message.assistant .text")).to_have_text("You said: helo")
     page.click(".message.user .edit")
@@ -142,3 +152,40 @@ def test_edit_and_retry_replaces_the_last_message_and_the_chat_survives_a_reload
     page.reload()
     playwright.expect(page.locator(".message.user .text")).to_have_text(["hello"])
     playwright.expect(page.locator(".message.assistant .text")).to_have_text(["You said: hello"])
+
+
+def test_without_the_token_the_page_says_where_it_is(
+    server_for: Server, page: playwright.Page
+) -> None:
+    provider = ScriptedProvider.of("never sent")
+    base = server_for(provider)
+    page.goto(base + "/")
+    notice = page.locator("#auth-needed")
+    playwright.expect(notice).to_be_visible()
+    playwright.expect(notice).to_contain_text("open the URL conch serve printed")
+    _send(page, "hello?")
+    playwright.expect(page.locator(".message.assistant .error")).to_contain_text(
+        "This server needs its token"
+    )
+    assert provider.sent == []
+    page.fill("#api-key", "wrong-token")
+    page.press("#api-key", "Enter")
+    playwright.expect(notice).to_be_visible()
+    page.fill("#api-key", TOKEN)  # a key typed on the left works as the URL's token does
+    page.press("#api-key", "Tab")
+    playwright.expect(notice).to_be_hidden()
+    playwright.expect(page.locator("#model option")).to_have_text(["test-model"])
+
+
+def test_the_token_stays_with_the_tab_across_reloads_and_not_in_local_storage(
+    server_for: Server, page: playwright.Page
+) -> None:
+    provider = ScriptedProvider.from_function(lambda messages, options: "Still here.")
+    base = server_for(provider)
+    _open(page, base)
+    page.reload()
+    assert page.url == f"{base}/"
+    _send(page, "are you there?")
+    playwright.expect(page.locator(".message.assistant .text")).to_have_text("Still here.")
+    stored = page.evaluate("JSON.stringify(Object.assign({}, localStorage))")
+    assert TOKEN not in stored

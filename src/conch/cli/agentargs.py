@@ -15,9 +15,9 @@ from conch.errors import UsageError
 CHAT_USAGE = "conch chat [OPTIONS] [-p PROMPT] [--continue]"
 RUN_USAGE = 'conch run [OPTIONS] "INSTRUCTION" | --plan FILE'
 SHELL_USAGE = "conch shell [OPTIONS] [--continue] [--model NAME]"
-SERVE_USAGE = "conch serve [OPTIONS] [--host HOST] [--port PORT] [--api-key KEY]"
+SERVE_USAGE = "conch serve [OPTIONS] [--host HOST] [--port PORT] [--api-key KEY | --no-auth]"
 AUTH_USAGE = "conch auth set|show|remove PROVIDER"
-MCP_USAGE = "conch mcp [OPTIONS] [--http [--host HOST] [--port PORT]]"
+MCP_USAGE = "conch mcp [OPTIONS] [--http [--host HOST] [--port PORT] [--no-auth]]"
 MCP_KEY_ENV = "CONCH_MCP_API_KEY"
 AUTH_ACTIONS = ("set", "show", "remove")
 TOOL_MODES = ("split", "unified", "both")
@@ -185,8 +185,14 @@ def build_serve_parser() -> argparse.ArgumentParser:
     server.add_argument(
         "--api-key",
         metavar="KEY",
-        help="require Authorization: Bearer KEY (default: $CONCH_SERVER_API_KEY); "
+        help="the key clients must send as Authorization: Bearer KEY (default: "
+        "$CONCH_SERVER_API_KEY; none: a fresh token, printed in the URL to open); "
         "needed on any address but loopback",
+    )
+    server.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="no key at all: any local program may use the server (loopback only)",
     )
     server.add_argument(
         "--timeout",
@@ -260,7 +266,13 @@ def build_mcp_parser() -> argparse.ArgumentParser:
         "--api-key-env",
         default=MCP_KEY_ENV,
         metavar="VAR",
-        help=f"with --http: the variable holding the key clients must send (default: {MCP_KEY_ENV})",
+        help="with --http: the variable holding the key clients must send "
+        f"(default: {MCP_KEY_ENV}; unset: a fresh token, printed)",
+    )
+    http.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="with --http: no key at all; any local program may call the tools (loopback only)",
     )
     _agent_flags(p, 0)
     return p

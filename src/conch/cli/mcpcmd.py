@@ -20,21 +20,27 @@ from conch.errors import UsageError
 if TYPE_CHECKING:
     from conch.config.settings import LoadedSettings
 
+NO_AUTH_WARNING = (
+    "warning: --no-auth: any program or user on this machine can call these tools, "
+    "commands included"
+)
+
 
 def run_mcp(args: argparse.Namespace, env: Environment) -> int:
     """``conch mcp``: serve until the client goes (stdio) or Ctrl+C (HTTP)."""
-    from conch.mcp.server import LOOPBACK
+    from conch.host.auth import check_access, is_loopback, new_token
 
-    if not args.http and (args.host != "127.0.0.1" or args.port != 8765):
-        raise UsageError("--host and --port are for --http; stdio needs neither")
+    if not args.http and (args.host != "127.0.0.1" or args.port != 8765 or args.no_auth):
+        raise UsageError("--host, --port and --no-auth are for --http; stdio needs none of them")
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port must be 0 to 65535, not {args.port}")
     api_key = env.environ.get(args.api_key_env) or None if args.http else None
-    if args.http and args.host not in LOOPBACK and not api_key:
-        raise UsageError(
-            f"--host {args.host} listens beyond this machine: set a key in ${args.api_key_env} "
-            "that clients must send (Authorization: Bearer KEY)"
-        )
+    made = args.http and api_key is None and not args.no_auth and is_loopback(args.host)
+    if made:
+        api_key = new_token()
+    give = f"${args.api_key_env}"
+    if args.http:
+        check_access(args.host, api_key, no_auth=args.no_auth, give=give)
     setup = setup_from(args, env, "restricted")
     loaded = _settings(args, env)
     say = _sayer(env, args.quiet)
@@ -79,8 +85,12 @@ def run_mcp(args: argparse.Namespace, env: Environment) -> int:
             ) from None
         host, port = sock.getsockname()[:2]
         shown = f"[{host}]" if ":" in host else host
+        if args.no_auth:
+            _warn(env, NO_AUTH_WARNING)
         say(f"serving MCP at http://{shown}:{port}/mcp from {setup.root}: {names}")
-        serve_http(server, sock, args.host, api_key)
+        if made:  # the only way to learn the token: printed even with -q
+            _warn(env, f"clients of http://{shown}:{port}/mcp send Authorization: Bearer {api_key}")
+        serve_http(server, sock, args.host, api_key, give=give)
         return ExitStatus.OK
     finally:
         proposer.close()
@@ -101,6 +111,12 @@ def _settings(args: argparse.Namespace, env: Environment) -> LoadedSettings:
     if overlay is not None and not loaded.overlay_trusted:
         _sayer(env, args.quiet)(f"ignoring project config {overlay} (not trusted yet)")
     return loaded
+
+
+def _warn(env: Environment, text: str) -> None:
+    """A line on stderr that ``-q`` does not silence."""
+    env.stderr.write(f"conch mcp: {text}\n")
+    env.stderr.flush()
 
 
 def _sayer(env: Environment, quiet: bool) -> Callable[[str], None]:

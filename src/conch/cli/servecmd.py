@@ -2,7 +2,10 @@
 
 The server itself is ``conch.server``; this module turns the command line into its
 ``ServerConfig`` (the same tool and mode flags as ``conch run``, and the bind, the key and
-the time limit) and refuses, before anything loads, a bind that would be open without a key.
+the time limit) and refuses, before anything loads, a bind the key rule does not allow
+(``conch.host.auth.check_access``). With no key given it makes a token, on loopback only,
+and prints the URL to open with it, like Jupyter: the server never answers without one
+unless ``--no-auth`` says so (loopback only, with a warning).
 """
 
 from __future__ import annotations
@@ -16,9 +19,15 @@ from conch.cli.environment import Environment
 from conch.cli.status import ExitStatus
 from conch.errors import UsageError
 
+NO_AUTH_WARNING = (
+    "conch serve: warning: --no-auth: any program or user on this machine can use this server "
+    "and the tools it offers"
+)
+
 
 def run_serve(args: argparse.Namespace, env: Environment) -> int:
     """Serve until interrupted; exit 0 then, 2 for flags that do not fit."""
+    from conch.host.auth import is_loopback, new_token
     from conch.server.config import API_KEY_ENV, Caps, ServerConfig, check_bind
 
     if not 0 <= args.port <= 65535:
@@ -26,12 +35,15 @@ def run_serve(args: argparse.Namespace, env: Environment) -> int:
     if not args.timeout > 0:
         raise UsageError(f"--timeout must be more than 0 seconds, not {args.timeout:g}")
     key = args.api_key if args.api_key is not None else env.environ.get(API_KEY_ENV)
-    check_bind(args.host, key)
+    made = key is None and not args.no_auth and is_loopback(args.host)
+    if made:
+        key = new_token()
+    check_bind(args.host, key, args.no_auth)
     setup = setup_from(args, env, "restricted")
 
     from conch.cli.oneshot import load_for
     from conch.server.models import ModelTable
-    from conch.server.run import serve
+    from conch.server.run import listen, serve
 
     loaded = load_for(args, env)
     tools = flag_tools(args, setup)
@@ -39,27 +51,40 @@ def run_serve(args: argparse.Namespace, env: Environment) -> int:
         host=args.host,
         port=args.port,
         api_key=key or None,
+        no_auth=args.no_auth,
         caps=Caps(timeout_s=args.timeout),
         tools=tools,
         max_iterations=setup.max_iterations,
         temperature=loaded.settings.ai.temperature,
     )
     models = ModelTable.from_settings(loaded.settings)
-    if not args.quiet:
-        bash = f"bash ({setup.mode})" if setup.bash else "no bash"
-        host = f"[{args.host}]" if ":" in args.host else args.host
-        key_note = "API key required" if key else "no API key (loopback only)"
-        env.stderr.write(
-            ui.paint(
-                env,
-                f"conch serve: http://{host}:{args.port}/ with {model_name(loaded)}; "
-                f"{setup.root}; {bash}; {key_note}. Ctrl+C stops it.",
-                "2",
-            )
-            + "\n"
-        )
-        env.stderr.flush()
-    # uvicorn shuts down cleanly on Ctrl+C, then passes the interrupt on: that is the end.
-    with contextlib.suppress(KeyboardInterrupt):
-        serve(config, models, log_level="warning" if args.quiet else "info")
+    sock = listen(args.host, args.port)
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    url = f"http://{host}:{sock.getsockname()[1]}/"
+    bash = f"bash ({setup.mode})" if setup.bash else "no bash"
+    about = f"{model_name(loaded)}; {setup.root}; {bash}"
+    # uvicorn shuts down cleanly on Ctrl+C, then passes the interrupt on: that is the end,
+    # as it is when Ctrl+C comes before uvicorn has started.
+    with contextlib.suppress(KeyboardInterrupt), sock:
+        _announce(env, args, url, about, key if made else None)
+        serve(config, models, log_level="warning" if args.quiet else "info", sock=sock)
     return ExitStatus.OK
+
+
+def _announce(
+    env: Environment, args: argparse.Namespace, url: str, about: str, token: str | None
+) -> None:
+    """What the server is, and the URL to open: with ``token`` (one conch made), the URL
+    carries it and is printed even with ``-q``, for there is no other way to learn it."""
+    if args.no_auth:
+        env.stderr.write(ui.paint(env, NO_AUTH_WARNING, "33") + "\n")
+    if not args.quiet:
+        key = "no key" if args.no_auth else "a token is required" if token else "a key is required"
+        line = f"conch serve: {about}; {key}. Ctrl+C stops it."
+        env.stderr.write(ui.paint(env, line, "2") + "\n")
+    if token:
+        env.stderr.write(f"conch serve: open {url}?token={token}\n")
+    elif not args.quiet:
+        how = "" if args.no_auth else " (with the API key: Authorization: Bearer KEY)"
+        env.stderr.write(f"conch serve: open {url}{how}\n")
+    env.stderr.flush()

@@ -7,14 +7,14 @@ client's model can read). Calls run one at a time on a worker thread. The server
 instructions carry the write/edit policy and what the execution mode runs.
 
 Over stdio, stdout carries protocol messages only: the SDK points file descriptor 1 at stderr
-while it serves, so a stray print or a child process cannot corrupt the stream. Over HTTP, a
-key (when one is given) must come as ``Authorization: Bearer KEY`` or ``X-API-Key: KEY`` and
-is compared in constant time.
+while it serves, so a stray print or a child process cannot corrupt the stream. Over HTTP,
+every request must carry the key (the user's, or a token ``conch mcp`` made and printed) as
+``Authorization: Bearer KEY`` or ``X-API-Key: KEY``, checked by ``conch.host.auth``; only
+``--no-auth`` on loopback serves without one.
 """
 
 from __future__ import annotations
 
-import hmac
 import json
 import socket
 import threading
@@ -37,12 +37,12 @@ from mcp_types import Tool as McpTool
 
 from conch.agent.modes import describe
 from conch.agent.system import WRITE_POLICY
+from conch.host.auth import RequireToken, check_access, is_loopback
 from conch.messages import ToolCall
 from conch.policy import ExecutionMode
 from conch.tools import Tool, ToolRegistry
 from conch.version import __version__
 
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 MCP_PATH = "/mcp"
 
 
@@ -135,51 +135,41 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve_http(server: Server[Any], sock: socket.socket, host: str, api_key: str | None) -> None:
-    """Serve MCP over streamable HTTP at ``/mcp`` on the bound ``sock`` until Ctrl+C; with
-    ``api_key``, every request must carry it."""
+def serve_http(
+    server: Server[Any],
+    sock: socket.socket,
+    host: str,
+    api_key: str | None,
+    *,
+    give: str = "--api-key-env",
+) -> None:
+    """Serve MCP over streamable HTTP at ``/mcp`` on the bound ``sock`` until Ctrl+C. Every
+    request must carry ``api_key``; None serves without one, allowed on loopback only
+    (UsageError otherwise, saying how to ``give`` a key)."""
     import uvicorn
 
-    security = None
-    if host not in LOOPBACK:  # the SDK's DNS-rebinding check knows only loopback names
-        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    check_access(host, api_key, no_auth=api_key is None, give=give)
     app: Any = server.streamable_http_app(
-        streamable_http_path=MCP_PATH, host=host, transport_security=security
+        streamable_http_path=MCP_PATH, host=host, transport_security=_security(host)
     )
     if api_key:
-        app = RequireKey(app, api_key)
+        app = RequireToken(app, api_key)
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     uvicorn.Server(config).run(sockets=[sock])
 
 
-class RequireKey:
-    """ASGI middleware: HTTP requests without the key get 401 (compared in constant time)."""
-
-    def __init__(self, app: Any, key: str) -> None:
-        self.app, self.key = app, key.encode("utf-8")
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and not self._allowed(scope):
-            body = b'{"error": "a valid API key is required (Authorization: Bearer KEY)"}'
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 401,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"www-authenticate", b"Bearer"),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": body})
-            return
-        await self.app(scope, receive, send)
-
-    def _allowed(self, scope: Any) -> bool:
-        given = b""
-        for name, value in scope.get("headers", ()):
-            if name == b"authorization" and value[:7].lower() == b"bearer ":
-                given = value[7:].strip()
-            elif name == b"x-api-key" and not given:
-                given = value.strip()
-        return hmac.compare_digest(given, self.key)
+def _security(host: str) -> TransportSecuritySettings:
+    """On loopback, requests must name this machine in ``Host`` and ``Origin`` (a page
+    elsewhere cannot reach the server by renaming itself: DNS rebinding); elsewhere the key
+    alone guards it."""
+    if not is_loopback(host):
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    names = ["127.0.0.1", "localhost", "[::1]"]
+    shown = f"[{host.strip('[]')}]" if ":" in host else host
+    if shown.lower() not in names:
+        names.append(shown.lower())
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{n}:*" for n in names],
+        allowed_origins=[f"http://{n}:*" for n in names],
+    )

@@ -1,4 +1,4 @@
-"""The ASGI application: routes, the API key, the caps, and OpenAI's error shape.
+"""The ASGI application: routes, the key, the caps, and OpenAI's error shape.
 
 ============================  ==============================================================
 route                         what it answers
@@ -9,12 +9,14 @@ route                         what it answers
 ``GET /health``                ``{"status": "ok"}`` (never needs the key)
 ``GET /``                      the web chat page (``/static/...``: its script and style)
 ============================  ==============================================================
+
+Every other request needs the key (``conch.host.auth.RequireToken``), unless the operator
+turned it off on loopback (``ServerConfig.no_auth``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,7 +27,6 @@ from typing import Any
 from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -33,18 +34,19 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from conch.errors import ConchError
+from conch.host.auth import RequireToken, is_loopback
 from conch.server.bridge import Bridge
 from conch.server.chunks import Reply
-from conch.server.config import ServerConfig, is_loopback
+from conch.server.config import ServerConfig, check_bind
 from conch.server.models import ModelTable
 from conch.server.turn import Extra, Outcome, open_session
 from conch.server.wire import APIError, parse_request, too_large
 from conch.version import __version__
 
 PING_SECONDS = 15
+PUBLIC_PATHS = frozenset({"/", "/health"})
 
 
 @dataclass(slots=True)
@@ -58,7 +60,9 @@ class _State:
 
 def create_app(config: ServerConfig, models: ModelTable) -> Starlette:
     """The server's application for ``config``, answering with ``models`` (closed when the
-    application shuts down)."""
+    application shuts down). UsageError when ``config`` has no key and no ``no_auth``, or a
+    bind that needs a key it lacks."""
+    check_bind(config.host, config.api_key, config.no_auth)
     state = _State(config, models, asyncio.Semaphore(config.caps.concurrent))
 
     @asynccontextmanager
@@ -100,7 +104,9 @@ def create_app(config: ServerConfig, models: ModelTable) -> Starlette:
         Route("/v1/chat/completions", chat, methods=["POST"]),
         Mount("/static", StaticFiles(packages=[("conch.server", "static")]), name="static"),
     ]
-    middleware = [Middleware(KeyCheck, key=config.api_key)]
+    middleware = []
+    if config.api_key:
+        middleware.append(Middleware(RequireToken, token=config.api_key, public=_public))
     if is_loopback(config.host):
         # A page on another site cannot reach a loopback server by renaming itself
         # (DNS rebinding): the Host header must name this machine.
@@ -118,27 +124,9 @@ def create_app(config: ServerConfig, models: ModelTable) -> Starlette:
     )
 
 
-class KeyCheck:
-    """Every ``/v1/`` request needs ``Authorization: Bearer KEY`` when the server has a key."""
-
-    def __init__(self, app: ASGIApp, key: str | None) -> None:
-        self.app = app
-        self.key = key.encode() if key else None
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.key is not None and scope["type"] == "http" and scope["path"].startswith("/v1/"):
-            scheme, _, token = Headers(scope=scope).get("authorization", "").partition(" ")
-            given = token.strip().encode()
-            if scheme.lower() != "bearer" or not hmac.compare_digest(given, self.key):
-                error = APIError(
-                    401,
-                    "missing or wrong API key: send Authorization: Bearer KEY",
-                    code="invalid_api_key",
-                )
-                response = JSONResponse(error.body(), 401, {"WWW-Authenticate": "Bearer"})
-                await response(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
+def _public(path: str) -> bool:
+    """The page, its files and ``/health`` need no key; every API route does."""
+    return path in PUBLIC_PATHS or path.startswith("/static/")
 
 
 async def _chat(state: _State, request: Request) -> Response:

@@ -1,44 +1,27 @@
 """What ``conch serve`` is configured with: where it listens, its key, its caps and tools.
 
-The rule that matters most lives here: a server that listens on anything but the loopback
-interface must have an API key (``check_bind``), so a model that can run commands is never
-open to the network.
+The rule that matters most: the server never answers without a key. ``conch serve`` makes a
+token when the user gave none, on loopback only: any other address needs a key the user chose
+(``check_bind``, the shared rule of ``conch.host.auth``), and ``no_auth`` (``--no-auth``) is
+allowed on loopback alone.
 """
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass, field
 
 from conch.agent.builtin import ToolOptions
-from conch.errors import UsageError
+from conch.host.auth import check_access
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 API_KEY_ENV = "CONCH_SERVER_API_KEY"
-LOOPBACK_NAMES = frozenset({"localhost"})
 
 
-def is_loopback(host: str) -> bool:
-    """True when ``host`` is a loopback address (127.0.0.0/8, ::1) or ``localhost``."""
-    name = host.strip().strip("[]").lower()
-    if name in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False  # a host name other than localhost may resolve anywhere
-
-
-def check_bind(host: str, api_key: str | None) -> None:
-    """UsageError when ``host`` is not a loopback address and there is no API key."""
-    if api_key is not None and not api_key.strip():
-        raise UsageError(f"the API key is empty; give a real one with --api-key or {API_KEY_ENV}")
-    if not is_loopback(host) and not api_key:
-        raise UsageError(
-            f"refusing to listen on {host} without an API key: set {API_KEY_ENV} or give "
-            "--api-key (only a loopback address such as 127.0.0.1 may go without one)"
-        )
+def check_bind(host: str, api_key: str | None, no_auth: bool = False) -> None:
+    """UsageError unless a server on ``host`` may start with ``api_key`` (or, with
+    ``no_auth``, with none: loopback only)."""
+    check_access(host, api_key, no_auth=no_auth, give=f"--api-key or {API_KEY_ENV}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,13 +46,16 @@ class ServerConfig:
 
     ``tools``: conch's own tools for every request (sandbox root, bash and its execution
     mode; there is no one to ask, so ``confirm`` stays None and whatever needs a yes is
-    refused). ``max_iterations``: model replies per request. ``max_tokens`` and
-    ``temperature``: the defaults when a request names none. ``events``: the extra
-    ``conch.*`` stream chunks are sent unless a request turns them off."""
+    refused). ``api_key``: what every API request must carry (``conch.host.auth.new_token``
+    makes one); ``no_auth``: no key at all, on loopback only. ``max_iterations``: model
+    replies per request. ``max_tokens`` and ``temperature``: the defaults when a request
+    names none. ``events``: the extra ``conch.*`` stream chunks are sent unless a request
+    turns them off."""
 
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
     api_key: str | None = None
+    no_auth: bool = False
     caps: Caps = field(default_factory=Caps)
     tools: ToolOptions = field(default_factory=ToolOptions)
     max_iterations: int = 10

@@ -13,15 +13,15 @@ import uvicorn
 
 from conch.errors import ConchError
 from conch.server.app import create_app
-from conch.server.config import ServerConfig, check_bind
+from conch.server.config import ServerConfig
 from conch.server.models import ModelTable
 
 
 def server_for(
     config: ServerConfig, models: ModelTable, *, log_level: str = "info"
 ) -> uvicorn.Server:
-    """A uvicorn server for ``config`` (UsageError when the bind needs a key it lacks)."""
-    check_bind(config.host, config.api_key)
+    """A uvicorn server for ``config`` (UsageError when it has no key and may not go
+    without one)."""
     app = create_app(config, models)
     settings = uvicorn.Config(
         app,
@@ -44,15 +44,24 @@ def listen(host: str, port: int) -> socket.socket:
         raise ConchError(f"cannot listen on {host}:{port}: {reason}") from None
 
 
-def serve(config: ServerConfig, models: ModelTable, *, log_level: str = "info") -> None:
-    """Serve until interrupted (Ctrl+C or SIGTERM end it cleanly); ConchError when the
-    address cannot be had (in use, not this machine's)."""
-    server = server_for(config, models, log_level=log_level)
-    sock = listen(config.host, config.port)
+def serve(
+    config: ServerConfig,
+    models: ModelTable,
+    *,
+    log_level: str = "info",
+    sock: socket.socket | None = None,
+) -> None:
+    """Serve until interrupted (Ctrl+C or SIGTERM end it cleanly), on ``sock`` when given
+    (from ``listen``; closed at the end); ConchError when the address cannot be had (in use,
+    not this machine's)."""
     try:
+        server = server_for(config, models, log_level=log_level)
+        if sock is None:
+            sock = listen(config.host, config.port)
         server.run(sockets=[sock])
     finally:
-        sock.close()
+        if sock is not None:
+            sock.close()
 
 
 @contextmanager

@@ -1,17 +1,25 @@
 // conch web chat: talks to this server's /v1/chat/completions (streamed), shows conch's
 // own tool calls as they happen (the `conch` member of a chunk), keeps conversations in
 // localStorage. No build step, no network beyond this server.
+//
+// The server's token comes in the address conch printed (/?token=...): it is kept in
+// sessionStorage (this tab only, gone when it closes), taken out of the address bar, and
+// sent as "Authorization: Bearer" on every API call. A key typed on the left goes there too.
 "use strict";
 
 const STORE = "conch.chats";
-const KEY_STORE = "conch.apiKey";
+const TOKEN_STORE = "conch.token";
+const OLD_KEY_STORE = "conch.apiKey"; // where an older page kept the key, for good
 const MODEL_STORE = "conch.model";
+const AUTH_NEEDED =
+  "This server needs its token: open the URL conch serve printed when it started " +
+  "(it ends in /?token=…), or enter its API key on the left.";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
   chats: $("chats"), messages: $("messages"), input: $("input"), send: $("send"),
   stop: $("stop"), model: $("model"), status: $("status"), key: $("api-key"),
-  editing: $("editing"), composer: $("composer"),
+  editing: $("editing"), composer: $("composer"), auth: $("auth-needed"),
 };
 
 let chats = load();
@@ -32,11 +40,30 @@ function save() {
   localStorage.setItem(STORE, JSON.stringify(chats));
 }
 
+// The token from the address, kept for this tab; the address bar is left without it.
+function takeToken() {
+  const url = new URL(window.location.href);
+  const given = url.searchParams.get("token");
+  if (given !== null) {
+    sessionStorage.setItem(TOKEN_STORE, given.trim());
+    url.searchParams.delete("token");
+    history.replaceState(history.state, "", url.pathname + url.search + url.hash);
+  }
+  localStorage.removeItem(OLD_KEY_STORE);
+  return sessionStorage.getItem(TOKEN_STORE) || "";
+}
+
 function headers() {
   const h = { "Content-Type": "application/json" };
   const key = ui.key.value.trim();
   if (key) h.Authorization = "Bearer " + key;
   return h;
+}
+
+// A 401 means no token or a wrong one: say once, plainly, where the right one is.
+function unauthorized(response) {
+  ui.auth.hidden = response.status !== 401;
+  return response.status === 401;
 }
 
 function el(tag, cls, text) {
@@ -166,6 +193,10 @@ function busy(on) {
 async function loadModels() {
   try {
     const response = await fetch("/v1/models", { headers: headers() });
+    if (unauthorized(response)) {
+      ui.status.textContent = "";
+      return;
+    }
     const body = await response.json();
     if (!response.ok) throw new Error(body.error ? body.error.message : response.statusText);
     ui.model.replaceChildren();
@@ -245,6 +276,7 @@ async function send(text) {
       }),
       signal: controller.signal,
     });
+    if (unauthorized(response)) throw new Error(AUTH_NEEDED);
     if (!response.ok) {
       let message = response.status + " " + response.statusText;
       try { message = (await response.json()).error.message; } catch (err) { /* not JSON */ }
@@ -304,9 +336,10 @@ ui.input.addEventListener("keydown", (event) => {
 ui.stop.addEventListener("click", () => { if (controller) controller.abort(); });
 $("new-chat").addEventListener("click", () => { if (!controller) newChat(); });
 $("cancel-edit").addEventListener("click", () => { setEditing(false); ui.input.value = ""; });
-ui.key.value = localStorage.getItem(KEY_STORE) || "";
+ui.auth.textContent = AUTH_NEEDED;
+ui.key.value = takeToken();
 ui.key.addEventListener("change", () => {
-  localStorage.setItem(KEY_STORE, ui.key.value.trim());
+  sessionStorage.setItem(TOKEN_STORE, ui.key.value.trim());
   loadModels();
 });
 
