@@ -13,10 +13,11 @@ from conch.config.paths import Paths
 from conch.config.settings import AISettings, Settings, load_settings
 from conch.errors import UsageError
 from conch.policy import Decision, Risk
+from conch.policy.rules import Outcome
 from conch.shell.complete import command_names, path_completions, word_kind
 from conch.shell.configview import config_lines, sourced_values
 from conch.shell.models import choose_model, model_lines
-from conch.shell.turns import judge, needs_yes, shown_reasons
+from conch.shell.turns import judge, shown_reasons, suggestion_ruling
 
 REGISTRY = Settings(
     ai=AISettings(provider="openai", model="gpt-4o-mini"),
@@ -143,7 +144,10 @@ def test_a_suggestion_is_judged_as_a_line_for_the_user_s_own_shell(
 def test_only_read_only_suggestions_skip_the_question_when_confirm_cmd_is_off(
     tmp_path: Path,
 ) -> None:
-    assert needs_yes(judge("ls", tmp_path), confirm=True)
-    assert not needs_yes(judge("ls", tmp_path), confirm=False)
-    assert needs_yes(judge("touch x", tmp_path), confirm=False)
-    assert needs_yes(judge("rm -rf /", tmp_path), confirm=False)
+    def outcome(command: str, confirm: bool) -> Outcome:
+        return suggestion_ruling(command, judge(command, tmp_path), confirm).outcome
+
+    assert outcome("ls", confirm=True) is Outcome.ASK
+    assert outcome("ls", confirm=False) is Outcome.RUN
+    assert outcome("touch x", confirm=False) is Outcome.ASK
+    assert outcome("rm -rf /", confirm=False) is Outcome.REFUSE

@@ -7,17 +7,16 @@
 
 In every mode the safety policy comes first: a denylisted command (``rm -rf /``, a fork
 bomb, ``curl ... | sh``) is refused, and so is a command safe mode cannot run without a
-shell. The policy's verdict already reflects the mode (``conch.policy.assess`` with
-``PolicyContext.mode``); ``needs_question`` adds what the confirmation rule asks for (a
-program that must be explained, unsafe mode).
+shell. Whether a command runs, is asked about or is refused is the one rule every action
+follows, ``conch.policy.rules.decide``; what runs without a question runs contained
+(``conch.execute.contain``).
 """
 
 from __future__ import annotations
 
-from conch.policy import Decision, ExecutionMode, Verdict
-from conch.policy.confirm import Confirmation
+from conch.policy import ExecutionMode
 
-__all__ = ["ExecutionMode", "describe", "needs_question", "parse_mode"]
+__all__ = ["ExecutionMode", "describe", "parse_mode"]
 
 _NAMES = {
     "interactive": ExecutionMode.INTERACTIVE,
@@ -42,15 +41,6 @@ def parse_mode(text: str | ExecutionMode) -> ExecutionMode:
             "full-autonomous"
         )
     return mode
-
-
-def needs_question(mode: ExecutionMode, verdict: Verdict, wanted: Confirmation) -> bool:
-    """True when the user must say yes before the command runs in ``mode``."""
-    if mode is ExecutionMode.INTERACTIVE:
-        return True
-    if verdict.decision is not Decision.ALLOW:
-        return True
-    return wanted.explain
 
 
 def describe(mode: ExecutionMode, can_ask: bool) -> str:

@@ -14,9 +14,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from conch.agent.modes import needs_question
 from conch.policy import ExecutionMode
-from conch.policy.confirm import Confirmation, context_for, forced_explain
+from conch.policy.confirm import ConfirmOptions, command_ruling, context_for
+from conch.policy.rules import Outcome
 from conch.tools import Tool, make_tool
 
 if TYPE_CHECKING:
@@ -99,16 +99,15 @@ class Proposer:
             pipeline = self.pipeline()
             proposal = pipeline.propose(RequestContext(text))
         verdict = proposal.verdict
-        wanted = Confirmation(
-            ask=False, explain=forced_explain(verdict, self.settings.default_prompt.tools)
-        )
+        options = ConfirmOptions(programs=tuple(self.settings.default_prompt.tools), mode=self.mode)
+        ruling = command_ruling(proposal.command, verdict, options, mode=self.mode)
         answer: dict[str, Any] = {
             "command": proposal.command,
             "decision": str(verdict.decision),
             "risk": str(verdict.risk),
             "reasons": list(verdict.reasons),
             "programs": list(verdict.commands),
-            "runs_without_asking": not needs_question(self.mode, verdict, wanted),
+            "runs_without_asking": ruling.outcome is Outcome.RUN,
             "mode": str(self.mode),
             "notes": [*pipeline.notes, *proposal.notes],
         }

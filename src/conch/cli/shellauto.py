@@ -25,7 +25,6 @@ from conch.cli.agentview import checklist_changes
 from conch.cli.shellparts import ShellParts
 from conch.errors import ConchError
 from conch.messages import Finished, Usage
-from conch.policy import Risk
 
 if TYPE_CHECKING:
     from conch.agent.events import AgentEvent
@@ -35,8 +34,6 @@ if TYPE_CHECKING:
     from conch.policy.confirm import Confirmation
     from conch.tools.plan import PlanItem
 
-#: Risks that halt autonomous mode until the user types ``yes``.
-HALTING = frozenset({Risk.DESTRUCTIVE, Risk.PRIVILEGED})
 HALT_QUESTION = "Type yes to run it; anything else refuses it: "
 GOAL_PREFIX = "[auto] "
 # The last line of the bash tool's result.
@@ -144,7 +141,7 @@ def halting_approver(parts: ShellParts, ask: Approve) -> Approve:
     def approve(command: str, verdict: Verdict, wanted: Confirmation) -> Answer:
         from conch.execute.checked import Answer
 
-        if verdict.risk not in HALTING:
+        if not wanted.severe:  # the rule marks what destroys or needs root
             return ask(command, verdict, wanted)
         env = parts.env
         parts.view.pause()

@@ -177,6 +177,47 @@ class ShellParts:
             self._append_history(line)
         return ran
 
+    def run_contained(self, line: str) -> Ran | None:
+        """Run a suggestion nobody was asked about, contained (``conch.execute.checked``:
+        bubblewrap, the filesystem read-only, no network, no secrets), with what it printed
+        shown and given to the context like a typed line's. None when it cannot run that
+        way (it needs your shell, or no sandbox runs here): ask instead."""
+        from conch.errors import NoOneToAsk, PolicyRejection
+        from conch.execute.checked import Answer, run_checked
+        from conch.policy import ExecutionMode, PolicyContext
+        from conch.policy.confirm import ConfirmOptions
+
+        def nobody(command: str, verdict: object, wanted: object) -> Answer:
+            raise NoOneToAsk(command)
+
+        cwd = Path(self.state.cwd)
+        mode = ExecutionMode.RESTRICTED
+        try:
+            done = run_checked(
+                line,
+                PolicyContext(mode=mode, cwd=cwd),
+                cwd=cwd,
+                state_dir=self.state_dir,
+                approve=nobody,
+                options=ConfirmOptions(mode=mode),
+                interactive=False,
+            )
+        except (PolicyRejection, NoOneToAsk):
+            return None
+        result = done.result
+        output = result.stdout + result.stderr
+        self.env.stdout.write(result.stdout)
+        self.env.stderr.write(result.stderr)
+        if done.note:
+            self.say(done.note)
+        ran = Ran(line, result.exit_code, output, False, result.duration_s)
+        if self.settings.capture_output:
+            self.context.record(ran.command, ran.exit_code, ran.output)
+        self.save(
+            {"type": "exec", "command": line, "exit_code": ran.exit_code, "source": "suggested"}
+        )
+        return ran
+
     def _append_history(self, line: str) -> None:
         path = history_file(self.state)
         if path is None:

@@ -24,8 +24,9 @@ from conch.cli import ui
 from conch.cli.shellparts import ShellParts
 from conch.errors import ConchError, PolicyRejection
 from conch.policy import Decision, Verdict
+from conch.policy.rules import Outcome
 from conch.shell.run import Ran
-from conch.shell.turns import judge, model_turn, needs_yes, shown_reasons
+from conch.shell.turns import judge, model_turn, shown_reasons, suggestion_ruling
 
 if TYPE_CHECKING:
     from conch.execute.audit import Refusal
@@ -87,8 +88,12 @@ def offer(parts: ShellParts, command: str) -> Ran | None:
     command, verdict = checked.command, checked.verdict
     if _refused(parts, command, verdict):
         return None
-    if checked.ok and not needs_yes(verdict, parts.settings.confirm_cmd):
-        return parts.run(command, "suggested")
+    ruling = suggestion_ruling(command, verdict, parts.settings.confirm_cmd)
+    if checked.ok and ruling.outcome is Outcome.RUN:
+        # No question: it runs contained, not in your shell (None: it could not, so ask).
+        ran = parts.run_contained(command)
+        if ran is not None:
+            return ran
     if env.open_terminal() is None:
         _audit(parts, command, "unasked")
         parts.say("not run: there is no terminal to ask on")

@@ -7,7 +7,7 @@ of its reply without the command output the model invents (the reply ends where 
 rest), stores the reply as shown and returns it with the commands it suggests. ``judge`` is
 the safety policy's verdict on a suggested command: it would run in the user's own shell, so
 it is judged as unsafe mode judges (shell syntax allowed, the denylist and parse failures
-enforced); ``needs_yes`` says whether the user must be asked before it runs.
+enforced); ``suggestion_ruling`` says whether the user must be asked before it runs.
 ``repair_turn`` shows the model what is wrong with a suggestion (``conch.shell.check``) and
 asks once for a corrected command, as the one-shot pipeline's repair does.
 """
@@ -28,7 +28,8 @@ from conch.messages import (
     TextDelta,
     Usage,
 )
-from conch.policy import Decision, ExecutionMode, PolicyContext, Risk, Verdict, assess
+from conch.policy import Decision, ExecutionMode, PolicyContext, Verdict, assess
+from conch.policy.rules import Action, Kind, Ruling, decide
 from conch.providers.base import Provider, respond
 from conch.shell.context import CMD, EXEC_TAG, Context, Eviction, suggested_commands
 from conch.shell.reply import ReplyFilter
@@ -41,9 +42,9 @@ __all__ = [
     "Reply",
     "judge",
     "model_turn",
-    "needs_yes",
     "repair_turn",
     "shown_reasons",
+    "suggestion_ruling",
 ]
 
 SYSTEM_PROMPT = """\
@@ -202,10 +203,21 @@ def judge(command: str, cwd: str | Path) -> Verdict:
     return assess(command, context)
 
 
-def needs_yes(verdict: Verdict, confirm: bool) -> bool:
-    """Whether to ask before the command runs: always with ``confirm`` (``shell.confirm_cmd``),
-    otherwise unless it only reads. A rejected command never runs, asked or not."""
-    return confirm or verdict.decision is Decision.REJECT or verdict.risk is not Risk.READ_ONLY
+def suggestion_ruling(command: str, verdict: Verdict, confirm: bool) -> Ruling:
+    """The one rule (``conch.policy.rules.decide``) for a suggested command: with
+    ``confirm`` (``shell.confirm_cmd``) every suggestion is asked about (interactive mode);
+    without it, one that only reads runs without a question, contained
+    (``ShellParts.run_contained``), and the rest are asked about (restricted-autonomous). A
+    rejected command is refused, asked or not."""
+    mode = ExecutionMode.INTERACTIVE if confirm else ExecutionMode.RESTRICTED
+    action = Action(
+        Kind.COMMAND,
+        command,
+        risk=verdict.risk,
+        rejected=verdict.decision is Decision.REJECT,
+        reasons=verdict.reasons,
+    )
+    return decide(action, mode)
 
 
 def shown_reasons(verdict: Verdict) -> list[str]:
