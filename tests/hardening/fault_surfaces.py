@@ -75,7 +75,7 @@ def run_cli(surface: str, conch: Conch, home: Path, url: str) -> Outcome:
 def run_serve(url: str, root: Path) -> Outcome:
     tools = ToolOptions(root=root, bash=True, audit=False, evaluate=False)
     models = ModelTable({"m": lambda: provider(url)}, {"m": 4096}, {"m": "native"})
-    app = create_app(ServerConfig(port=0, tools=tools), models)
+    app = create_app(ServerConfig(port=0, tools=tools, no_auth=True), models)
     body = {"model": "m", "messages": [{"role": "user", "content": "list the files here"}]}
     with TestClient(app, base_url="http://127.0.0.1") as client:
         reply = client.post("/v1/chat/completions", json=body)

@@ -79,7 +79,7 @@ def test_the_servers_tool_loop_refuses_in_full_autonomous_mode(
         state_dir=tmp_path / "state",
         evaluate=False,
     )
-    config = replace(ServerConfig(port=0, tools=tools))
+    config = replace(ServerConfig(port=0, tools=tools, no_auth=True))
     provider = ScriptedProvider.of(
         ToolCall("c1", "bash", json.dumps({"command": command})), "Done."
     )
