@@ -247,9 +247,14 @@ class PlanStep:
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """A command line conch can run without a shell."""
+    """A command line conch can run without a shell.
+
+    ``workspace`` is the directory its ``cd`` steps must stay in (symlinks resolved); None:
+    the directory the plan starts in.
+    """
 
     steps: tuple[PlanStep, ...]
+    workspace: str | None = None
 
     @property
     def simple(self) -> bool:
@@ -267,7 +272,8 @@ class Plan:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready form (``from_json`` reads it back)."""
-        return {
+        extra = {} if self.workspace is None else {"workspace": self.workspace}
+        return extra | {
             "steps": [
                 {
                     "connector": step.connector,
@@ -304,5 +310,6 @@ class Plan:
                     ),
                 )
                 for step in data["steps"]
-            )
+            ),
+            None if data.get("workspace") is None else str(data["workspace"]),
         )

@@ -8,7 +8,10 @@ program it starts, one process group, the output caps and the timeout: the plan 
 read as JSON from the arguments, already checked by the policy.
 
 What a shell would do and conch does the same way: each stage's globs are expanded in the
-directory the plan is in at that point (``cd DIR`` steps change it for the steps after);
+directory the plan is in at that point (``cd DIR`` steps change it for the steps after,
+within the plan's workspace: a ``cd`` that does not happen, because it fails, would leave
+the workspace or is skipped by ``&&`` or ``||``, ends the plan there, since the policy
+judged the steps after it from the directory it names);
 redirections apply left to right (``2>&1 >f`` differs from ``>f 2>&1``); a file that cannot
 be opened, or a program that cannot be found, fails that stage with a message on its stderr
 (status 1, or 127 when not found) and the rest of the pipeline runs; a pipeline's status is
@@ -80,11 +83,18 @@ def run_plan(
     deadline = None if timeout is None else time.monotonic() + timeout
     status = 0
     here = Path(cwd)
+    top = Path(cwd) if plan.workspace is None else Path(plan.workspace)
     for step in plan.steps:
-        if (step.connector == "&&" and status != 0) or (step.connector == "||" and status == 0):
-            continue
+        skipped = (step.connector == "&&" and status != 0) or (
+            step.connector == "||" and status == 0
+        )
         if step.is_cd:
-            status, here = _cd(step, here, Path(cwd), fds[2])
+            if not skipped:
+                status, here = _cd(step, here, top, plan.workspace is not None, fds[2])
+            if skipped or status != 0:
+                return status or _FAILED, False
+            continue
+        if skipped:
             continue
         running: _Running = []
         previous_read: int | None = None
@@ -117,16 +127,17 @@ def run_plan(
     return status, False
 
 
-def _cd(step: PlanStep, here: Path, top: Path, stderr: int) -> tuple[int, Path]:
-    """``cd DIR``: down from the plan's own directory ``top`` only (symlinks resolved), which
-    is where the policy judged the command's paths from."""
+def _cd(step: PlanStep, here: Path, top: Path, workspace: bool, stderr: int) -> tuple[int, Path]:
+    """``cd DIR``: within ``top`` only (symlinks resolved), the plan's workspace or else its
+    own directory, which is what the policy judged the command's paths in."""
     name = step.stages[0].words[1].text
     new = (here / name).resolve()
     if not new.is_dir():
         _say(stderr, f"cd: {name}: No such directory")
         return _FAILED, here
     if not new.is_relative_to(top.resolve()):
-        _say(stderr, f"cd: {name}: leaves the working directory; not going there")
+        left = "the workspace" if workspace else "the working directory"
+        _say(stderr, f"cd: {name}: leaves {left}; not going there")
         return _FAILED, here
     return 0, new
 

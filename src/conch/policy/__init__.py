@@ -7,7 +7,8 @@ returns a Verdict: allow, confirm or reject, with the reasons. See docs/policy.m
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from conch.policy.classify import Risk, classify, highest, redirect_risk
 from conch.policy.commands import analyse
 from conch.policy.denylist import catastrophes, readings, textual_catastrophe
 from conch.policy.model import Analysis
-from conch.policy.plan import plan, simple_words
+from conch.policy.plan import analyse_plan, plan, simple_words
 from conch.policy.rules import ExecutionMode, Outcome, mode_outcome
 from conch.policy.sandbox import path_args, sandbox_violations
 
@@ -52,6 +53,10 @@ class PolicyContext:
     # Safe mode runs pipelines, lists and file redirections itself, without a shell; False
     # (a prompt config that lists programs, without ``allow_pipelines``) allows one program.
     pipelines: bool = True
+    # The environment the command runs with (``conch.execute.environ``): safe mode expands
+    # its variables, and braces, itself, and the policy judges the expanded words. None:
+    # variables and braces need a shell.
+    environ: Mapping[str, str] | None = field(default=None, hash=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,14 +114,21 @@ def _shell_free(command: str, analysis: Analysis, context: PolicyContext) -> lis
         why = f"The command hands a shell code that needs one ({analysis.nested_needs[0]})"
         return [_NEEDS_SHELL.format(why=why)]
     try:
-        plan(command)
+        plan(command, context.environ, cwd=context.cwd, root=context.sandbox_root)
     except PolicyRejection as exc:
         return [_NEEDS_SHELL.format(why=str(exc).rstrip("."))]
     return []
 
 
-def _analyse(command: str) -> Analysis:
+def _analyse(command: str, context: PolicyContext | None = None) -> Analysis:
     try:
+        if context is not None and not context.unsafe:
+            # Safe mode judges the words that will run, after conch's own expansions.
+            planned = analyse_plan(
+                command, context.environ, cwd=context.cwd, root=context.sandbox_root
+            )
+            if planned is not None:
+                return planned
         return analyse(command)
     except RecursionError:
         # Nesting deep enough to exhaust the stack is rejected like any parse failure.
@@ -145,7 +157,7 @@ def _whitelist(analysis: Analysis, allowed: frozenset[str]) -> list[str]:
 
 def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
     """Judge ``command`` under ``context``. Pure apart from resolving paths for the sandbox."""
-    analysis = _analyse(command)
+    analysis = _analyse(command, context)
     commands = _names(analysis)
     operators = tuple(dict.fromkeys(analysis.operators))
     paths = path_args(analysis, context.cwd)

@@ -5,9 +5,11 @@ Everything here is pure text handling; nothing is executed or looked up.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import unicodedata
+from collections.abc import Iterator, Mapping
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
@@ -28,6 +30,11 @@ _HIDDEN = re.compile(
 )
 # Unquoted `{a,b}` or `{1..3}` is brace expansion: one word becomes several.
 _BRACE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
+# The most words brace expansion may make of one command line.
+MAX_BRACE_WORDS = 1000
+# A character of a word and whether it is unquoted literal text, where braces, globs and a
+# leading tilde mean something; quoted text and the values of variables never do.
+_Char = tuple[str, bool]
 
 
 class ParseFailure(Exception):
@@ -153,24 +160,90 @@ def ansi_c(text: str) -> str:
     return "".join(out)
 
 
-def expand_braces(text: str, limit: int = 256) -> list[str]:
-    """Brace-expand ``text`` the way bash would for ``{a,b}`` lists (ranges stay as they are)."""
-    results = [text]
-    for _ in range(8):
-        expanded: list[str] = []
-        changed = False
-        for item in results:
-            match = re.search(r"\{([^{}]*,[^{}]*)\}", item)
-            if match is None:
-                expanded.append(item)
-                continue
-            changed = True
-            head, tail = item[: match.start()], item[match.end() :]
-            expanded.extend(head + part + tail for part in match.group(1).split(","))
-        results = expanded[:limit]
-        if not changed:
-            break
-    return results
+def expand_braces(text: str, limit: int = MAX_BRACE_WORDS) -> list[str]:
+    """Brace-expand ``text`` the way bash does (``{a,b}`` lists, nested ones, and ``{1..5}``,
+    ``{a..e}``, ``{01..10..3}`` sequences), every character read as unquoted; the first
+    ``limit`` words."""
+    chars = [(ch, True) for ch in text]
+    return ["".join(c for c, _ in item) for item in itertools.islice(_braces(chars), limit)]
+
+
+def _braces(chars: list[_Char]) -> Iterator[list[_Char]]:
+    """The words brace expansion makes of ``chars``, lazily: only unquoted (active) braces
+    and commas count; what a sequence makes is not expanded again."""
+    start = 0
+    while True:
+        opening = next(
+            (i for i in range(start, len(chars)) if chars[i] == ("{", True)),
+            None,
+        )
+        if opening is None:
+            yield chars
+            return
+        closing, commas = _closing(chars, opening)
+        if closing is not None:
+            head, body, tail = chars[:opening], chars[opening + 1 : closing], chars[closing + 1 :]
+            if commas:
+                bounds = [opening, *commas, closing]
+                parts = [chars[a + 1 : b] for a, b in itertools.pairwise(bounds)]
+                for part in parts:
+                    for alternative in _braces(part):
+                        for rest in _braces(tail):
+                            yield head + alternative + rest
+                return
+            items = _sequence(body)
+            if items is not None:
+                for item in items:
+                    for rest in _braces(tail):
+                        yield head + [(c, False) for c in item] + rest
+                return
+        start = opening + 1
+
+
+def _closing(chars: list[_Char], opening: int) -> tuple[int | None, list[int]]:
+    """The index of the brace that closes ``chars[opening]`` and of the commas at its level."""
+    depth = 0
+    commas: list[int] = []
+    for i in range(opening, len(chars)):
+        ch, active = chars[i]
+        if not active:
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i, commas
+        elif ch == "," and depth == 1:
+            commas.append(i)
+    return None, []
+
+
+_NUMBERS = re.compile(r"([-+]?\d+)\.\.([-+]?\d+)(?:\.\.([-+]?\d+))?")
+_LETTERS = re.compile(r"([A-Za-z])\.\.([A-Za-z])(?:\.\.([-+]?\d+))?")
+
+
+def _sequence(body: list[_Char]) -> Iterator[str] | None:
+    """The words of a ``{x..y[..step]}`` sequence, or None when ``body`` is not one."""
+    if not all(active for _, active in body):
+        return None
+    text = "".join(c for c, _ in body)
+    numbers = _NUMBERS.fullmatch(text)
+    letters = None if numbers else _LETTERS.fullmatch(text)
+    match = numbers or letters
+    if match is None:
+        return None
+    first, last, step_text = match.groups()
+    step = abs(int(step_text)) if step_text else 1
+    if numbers:
+        a, b = int(first), int(last)
+        padded = any(re.match(r"[-+]?0\d", t) for t in (first, last))
+        width = max(len(first), len(last)) if padded else 0
+        values = range(a, b + 1, step or 1) if a <= b else range(a, b - 1, -(step or 1))
+        return (f"{v:0{width}d}" for v in values)
+    a, b = ord(first), ord(last)
+    values = range(a, b + 1, step or 1) if a <= b else range(a, b - 1, -(step or 1))
+    return (chr(v) for v in values)
 
 
 def literal_word(node: Node, first: bool) -> tuple[str, bool]:
@@ -197,3 +270,151 @@ def literal_word(node: Node, first: bool) -> tuple[str, bool]:
         parts = [literal_word(c, first and i == 0) for i, c in enumerate(node.named_children)]
         return "".join(p[0] for p in parts), any(p[1] for p in parts)
     raise PolicyRejection(f"The word {raw!r} expands at run time, which needs a shell.")
+
+
+# Variables the shell sets itself: a shell would not take them from the environment.
+SHELL_VARIABLES = frozenset(
+    {"RANDOM", "SRANDOM", "SECONDS", "LINENO", "BASHPID", "PPID", "UID", "EUID", "GROUPS"}
+    | {"OLDPWD", "SHLVL", "IFS", "HISTCMD", "FUNCNAME", "EPOCHSECONDS", "EPOCHREALTIME"}
+    | {"BASH", "BASHOPTS", "BASH_VERSION", "BASH_SOURCE", "BASH_LINENO", "PIPESTATUS", "REPLY"}
+    | {"OPTARG", "OPTIND", "SHELLOPTS"}
+)
+_SIMPLE_VARIABLE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_SPLITTING = frozenset(" \t\n")
+
+
+class Expander:
+    """The expansions of a command line that need no shell: ``$NAME`` and ``${NAME}`` from
+    ``environ`` (``$PWD`` is ``pwd``, unknown when None), brace expansion, ``~`` and ``~/``.
+
+    ``words`` gives the words one word node becomes, each as ``(text, glob)``, or raises
+    PolicyRejection saying what needs a shell: a variable that is unset (or not passed to
+    commands), one the shell sets itself, special parameters (``$?``, ``$1``, ``$@``),
+    ``${X:-default}`` and other operators, an unquoted value that word splitting or globbing
+    would change, substitutions, and brace expansion beyond ``MAX_BRACE_WORDS`` words for the
+    whole command line. Single quotes keep ``$`` literal; double quotes make a value one word
+    whatever it holds.
+    """
+
+    def __init__(self, environ: Mapping[str, str], pwd: str | None) -> None:
+        self.environ = environ
+        self.pwd = pwd
+        self.made = 0  # the words brace expansion made so far
+
+    def words(self, node: Node) -> list[tuple[str, bool]]:
+        """The words ``node`` becomes, in order; none for an unquoted empty value."""
+        chars, quoted = self._chars(node)
+        items = list(itertools.islice(_braces(chars), MAX_BRACE_WORDS + 1))
+        self.made += len(items) if len(items) > 1 else 0
+        if self.made > MAX_BRACE_WORDS:
+            raise PolicyRejection(
+                f"Brace expansion making more than {MAX_BRACE_WORDS} words "
+                f"({node_text(node)[:40]!r})"
+            )
+        found: list[tuple[str, bool]] = []
+        for item in items:
+            text = "".join(c for c, _ in item)
+            if not text and not quoted:
+                continue  # `ls $EMPTY` is `ls`
+            if item[:1] == [("~", True)] and (len(item) == 1 or item[1][0] == "/"):
+                text = os.path.expanduser("~") + text[1:]
+            found.append((text, any(active and c in GLOB_CHARS for c, active in item)))
+        return found
+
+    def _chars(self, node: Node) -> tuple[list[_Char], bool]:
+        """The characters of ``node`` and whether any part of it was quoted."""
+        kind = node.type
+        raw = node_text(node)
+        if kind in ("word", "number", "brace_expression"):
+            return _unquoted_chars(raw), False
+        if kind == "raw_string":
+            return [(c, False) for c in raw[1:-1]], True
+        if kind == "ansi_c_string":
+            return [(c, False) for c in ansi_c(raw[2:-1])], True
+        if kind == "string":
+            return [(c, False) for c in self._string(node)], True
+        if kind in ("simple_expansion", "expansion"):
+            value = self._value(node)
+            if _SPLITTING & set(value):
+                raise PolicyRejection(
+                    f"The value of {raw} has blanks that a shell would split into words "
+                    f'(quote it: "{raw}")'
+                )
+            if GLOB_CHARS & set(value):
+                raise PolicyRejection(
+                    f"The value of {raw} has characters a shell would expand as a pattern "
+                    f'(quote it: "{raw}")'
+                )
+            return [(c, False) for c in value], False
+        if kind == "concatenation":
+            chars: list[_Char] = []
+            quoted = False
+            data = node.text or b""
+            at = node.start_byte
+            for child in node.named_children:
+                gap = data[at - node.start_byte : child.start_byte - node.start_byte]
+                chars += _unquoted_chars(gap.decode("utf-8", "replace"))
+                part, part_quoted = self._chars(child)
+                chars += part
+                quoted = quoted or part_quoted
+                at = child.end_byte
+            chars += _unquoted_chars(data[at - node.start_byte :].decode("utf-8", "replace"))
+            return chars, quoted
+        raise PolicyRejection(f"The word {raw!r} expands at run time, which needs a shell.")
+
+    def _string(self, node: Node) -> str:
+        """The value of a double-quoted string: its text, and the variables in it."""
+        data = node.text or b""
+        out: list[str] = []
+        at = node.start_byte + 1  # after the opening quote
+        for child in node.named_children:
+            if child.type not in ("string_content", "simple_expansion", "expansion"):
+                raise PolicyRejection(
+                    f"The word {node_text(node)!r} expands at run time, which needs a shell."
+                )
+            gap = data[at - node.start_byte : child.start_byte - node.start_byte]
+            out.append(double_quoted(gap.decode("utf-8", "replace")))
+            if child.type == "string_content":
+                out.append(double_quoted(node_text(child)))
+            else:
+                out.append(self._value(child))
+            at = child.end_byte
+        out.append(double_quoted(data[at - node.start_byte : -1].decode("utf-8", "replace")))
+        return "".join(out)
+
+    def _value(self, node: Node) -> str:
+        raw = node_text(node)
+        match = _SIMPLE_VARIABLE.fullmatch(raw)
+        if match is None:
+            raise PolicyRejection(f"The expansion {raw!r} needs a shell.")
+        name = match.group(1) or match.group(2)
+        if name == "PWD":
+            if self.pwd is None:
+                raise PolicyRejection(
+                    "$PWD after a 'cd' (or with no working directory) needs a shell."
+                )
+            return self.pwd
+        if name in SHELL_VARIABLES or name.startswith("BASH_"):
+            raise PolicyRejection(f"${name} is set by a shell, which needs one.")
+        value = self.environ.get(name)
+        if value is None:
+            raise PolicyRejection(
+                f"${name} is not set, or not passed to commands (execution.pass_env)."
+            )
+        return value
+
+
+def _unquoted_chars(text: str) -> list[_Char]:
+    """Quote removal for unquoted text, keeping which characters a backslash made literal."""
+    out: list[_Char] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text):
+            if text[i + 1] != "\n":  # backslash-newline is a line continuation
+                out.append((text[i + 1], False))
+            i += 2
+            continue
+        out.append((ch, True))
+        i += 1
+    return out
