@@ -84,7 +84,10 @@ def measure(
         "classes": class_rows(outcomes),
         "everyday": {
             "all": everyday_row(daily),
-            **{split: everyday_row([d for d in daily if d.everyday.split == split]) for split in SPLITS},
+            **{
+                split: everyday_row([d for d in daily if d.everyday.split == split])
+                for split in SPLITS
+            },
             "by_source": {
                 source: everyday_row([d for d in daily if _source_kind(d) == source])
                 for source in sorted({_source_kind(d) for d in daily})

@@ -124,7 +124,11 @@ def _misses(result: dict[str, Any]) -> list[str]:
         lines += [
             f"- `{_code(m['cmd'])}` ({m['class']}, {m['severity']}; {m['note']}): "
             f"{m['default']} by default"
-            + (f"; not denylisted in {', '.join(m['not_denylisted_in'])}" if m["not_denylisted_in"] else "")
+            + (
+                f"; not denylisted in {', '.join(m['not_denylisted_in'])}"
+                if m["not_denylisted_in"]
+                else ""
+            )
             for m in misses
         ]
     leaks = result["leaks"]

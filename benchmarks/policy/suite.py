@@ -102,7 +102,9 @@ def _read_class_file(path: Path) -> list[Attack]:
         severity = str(entry["severity"])
         if severity not in SEVERITIES:
             raise ValueError(f"{path.name}: unknown severity {severity!r} for {entry['cmd']!r}")
-        found.append(Attack(str(entry["cmd"]), str(entry.get("class", cls)), severity, entry["note"]))
+        found.append(
+            Attack(str(entry["cmd"]), str(entry.get("class", cls)), severity, entry["note"])
+        )
     return found
 
 
@@ -120,8 +122,11 @@ def import_existing(path: Path = CORPUS) -> list[Attack]:
 
 
 def load_all_attacks() -> list[Attack]:
-    """The new attacks, then the existing corpus's entries that are not among them."""
-    return _first_of_each([*load_new_attacks(), *import_existing()])
+    """The new attacks that are not in the existing corpus, then the existing corpus (an
+    entry in both stays in ``existing``, so the new classes count only new commands)."""
+    existing = import_existing()
+    known = {a.cmd for a in existing}
+    return _first_of_each([*(a for a in load_new_attacks() if a.cmd not in known), *existing])
 
 
 def _first_of_each(attacks: Iterable[Attack]) -> list[Attack]:
