@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import secrets
 import socket
 import statistics
 import subprocess
@@ -78,13 +79,15 @@ def free_port() -> int:
 
 
 @contextmanager
-def conch_serve(args: list[str], env: dict[str, str], log_path: Path) -> Iterator[str]:
-    """``conch serve ARGS`` on 127.0.0.1 until the block ends; its base URL."""
+def conch_serve(args: list[str], env: dict[str, str], log_path: Path) -> Iterator[tuple[str, str]]:
+    """``conch serve ARGS`` on 127.0.0.1 until the block ends, with a key made here; its base
+    URL and the key."""
     port = free_port()
+    key = secrets.token_urlsafe(32)
     with log_path.open("wb") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "conch", "serve", "--port", str(port), "-q", *args],
-            env=env,
+            env={**env, "CONCH_SERVER_API_KEY": key},
             stdout=out,
             stderr=subprocess.STDOUT,
         )
@@ -101,7 +104,7 @@ def conch_serve(args: list[str], env: dict[str, str], log_path: Path) -> Iterato
                 if time.monotonic() > deadline:
                     raise RuntimeError("conch serve did not start") from None
                 time.sleep(0.2)
-        yield base
+        yield base, key
     finally:
         stop_process(process, 30)
 
@@ -134,9 +137,10 @@ async def one_client(client: openai.AsyncOpenAI, model: str, phase: Phase) -> No
         sample.seconds = time.monotonic() - started
 
 
-async def run_phase(base: str, phase: Phase, timeout_s: float) -> None:
+async def run_phase(served: tuple[str, str], phase: Phase, timeout_s: float) -> None:
+    base, key = served
     client = openai.AsyncOpenAI(
-        base_url=f"{base}/v1", api_key="unused", max_retries=0, timeout=timeout_s
+        base_url=f"{base}/v1", api_key=key, max_retries=0, timeout=timeout_s
     )
     model = (await client.models.list()).data[0].id
     started = time.monotonic()
@@ -249,15 +253,15 @@ def main() -> int:
         env = {**os.environ, "CONCH_CONFIG": str(config), "CONCH_DAEMON": "0"}
         phase = Phase("scripted", args.clients, args.requests, 512)
         log(f"scripted: {args.clients} clients x {args.requests} requests")
-        with conch_serve(["--sandbox", str(work)], env, work / "scripted.log") as base:
-            asyncio.run(run_phase(base, phase, args.phase_timeout))
+        with conch_serve(["--sandbox", str(work)], env, work / "scripted.log") as served:
+            asyncio.run(run_phase(served, phase, args.phase_timeout))
         phases.append(phase)
         if not args.skip_embedded:
             env = {k: v for k, v in os.environ.items() if k not in ("CONCH_CONFIG", "CONCH_DAEMON")}
             phase = Phase("embedded", args.embedded_clients, 1, args.embedded_max_tokens)
             log(f"embedded: {args.embedded_clients} clients x 1 request (the model service)")
-            with conch_serve(["--sandbox", str(work)], env, work / "embedded.log") as base:
-                asyncio.run(run_phase(base, phase, args.phase_timeout))
+            with conch_serve(["--sandbox", str(work)], env, work / "embedded.log") as served:
+                asyncio.run(run_phase(served, phase, args.phase_timeout))
             phases.append(phase)
     rows = [summary(p) for p in phases]
     meta = run_meta("benchmarks.server.load", "scripted / embedded", "conch serve", len(rows))

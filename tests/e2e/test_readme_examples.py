@@ -135,11 +135,14 @@ def _shell(line: str, cwd: Path) -> None:
 
 
 def _serve(line: str, cwd: Path) -> None:
-    """``conch serve`` as typed (on a free port): the web page is there, the embedded model
-    answers a chat request through the API, and Ctrl+C stops it with exit 0."""
+    """``conch serve`` as typed (on a free port): it prints the URL to open, with its token;
+    the web page is there, the API refuses a request without the token, the embedded model
+    answers a chat request with it, and Ctrl+C stops it with exit 0."""
+    import os
     import socket
     import subprocess
-    import time
+    import threading
+    from urllib.parse import parse_qs, urlsplit
 
     import httpx
 
@@ -147,23 +150,32 @@ def _serve(line: str, cwd: Path) -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     argv = [str(Path(sys.executable).with_name("conch")), *shlex.split(line)[1:]]
-    server = subprocess.Popen([*argv, "--port", str(port)], cwd=cwd, stderr=subprocess.PIPE)
+    env = {k: v for k, v in os.environ.items() if k != "CONCH_SERVER_API_KEY"}
+    server = subprocess.Popen(
+        [*argv, "--port", str(port)], cwd=cwd, env=env, stderr=subprocess.PIPE, text=True
+    )
+    assert server.stderr is not None
     base = f"http://127.0.0.1:{port}"
+    seen: list[str] = []
+    too_slow = threading.Timer(60, server.kill)  # no URL within a minute: stop waiting
+    too_slow.start()
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(base + "/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert server.poll() is None and time.monotonic() < deadline, "it did not start"
-            time.sleep(0.2)
-        page = httpx.get(base + "/", timeout=10)
+        while not seen or "conch serve: open " not in seen[-1]:
+            printed = server.stderr.readline()
+            assert printed, f"it ended before printing its URL: {''.join(seen)}"
+            seen.append(printed)
+        too_slow.cancel()
+        url = seen[-1].split("conch serve: open ", 1)[1].strip()
+        assert url.startswith(base + "/?token="), url
+        token = parse_qs(urlsplit(url).query)["token"][0]
+        page = httpx.get(url, timeout=60)
         assert page.status_code == 200 and "<html" in page.text.lower()
-        model = httpx.get(base + "/v1/models", timeout=10).json()["data"][0]["id"]
+        assert httpx.get(base + "/v1/models", timeout=10).status_code == 401
+        auth = {"Authorization": f"Bearer {token}"}
+        model = httpx.get(base + "/v1/models", headers=auth, timeout=10).json()["data"][0]["id"]
         reply = httpx.post(
             base + "/v1/chat/completions",
+            headers=auth,
             json={
                 "model": model,
                 "messages": [{"role": "user", "content": "What is 2 + 3? Only the number."}],
@@ -173,9 +185,10 @@ def _serve(line: str, cwd: Path) -> None:
         ).json()
         assert "5" in reply["choices"][0]["message"]["content"], reply
     finally:
+        too_slow.cancel()
         server.send_signal(signal.SIGINT)
         _, err = server.communicate(timeout=60)
-    assert server.returncode == 0, err.decode()
+    assert server.returncode == 0, "".join(seen) + err
 
 
 def _mcp(line: str, cwd: Path) -> None:

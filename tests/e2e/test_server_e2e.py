@@ -13,6 +13,7 @@ import pytest
 
 from conch.agent.builtin import ToolOptions
 from conch.config.settings import Settings
+from conch.host.auth import new_token
 from conch.server.config import ServerConfig
 from conch.server.models import ModelTable
 from conch.server.run import bound_port, serving
@@ -41,10 +42,11 @@ def client(
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime_dir))
     monkeypatch.delenv("CONCH_DAEMON", raising=False)
     (tmp_path / "secret.txt").write_text("The code word is PELICAN.\n", encoding="utf-8")
-    config = ServerConfig(port=0, tools=ToolOptions(root=tmp_path, audit=False))
+    key = new_token()
+    config = ServerConfig(port=0, api_key=key, tools=ToolOptions(root=tmp_path, audit=False))
     with serving(config, ModelTable.from_settings(Settings())) as server:
         base = f"http://127.0.0.1:{bound_port(server)}/v1"
-        yield openai.OpenAI(base_url=base, api_key="unused", max_retries=0, timeout=600)
+        yield openai.OpenAI(base_url=base, api_key=key, max_retries=0, timeout=600)
 
 
 def _model(client: openai.OpenAI) -> str:
