@@ -14,6 +14,7 @@ from conch.agent.builtin import ToolOptions
 from conch.agent.conversation import alternation_problems
 from conch.agent.outputs import expected_outputs, missing_note, still_missing
 from conch.messages import TextDelta
+from conch.policy import ExecutionMode
 from conch.providers.scripted import ScriptedProvider
 
 
@@ -60,7 +61,8 @@ def test_the_note_names_the_missing_files_and_shows_a_write() -> None:
 def _session(tmp_path: Path, *replies: str) -> Session:
     return Session(
         ScriptedProvider.of(*replies),
-        tools=ToolOptions(root=tmp_path, evaluate=False),
+        # Full-autonomous: the write runs without a question (the rule is tested elsewhere).
+        tools=ToolOptions(root=tmp_path, evaluate=False, mode=ExecutionMode.FULL),
         tool_calls="json",
     )
 

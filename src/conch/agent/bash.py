@@ -25,7 +25,7 @@ from conch.execute.checked import Answer, Approve, Choice, run_checked
 from conch.execute.run import ExecResult
 from conch.execute.sandbox import Sandbox
 from conch.execute.stages import installed_twin
-from conch.policy import Decision, ExecutionMode, PolicyContext, Verdict, assess
+from conch.policy import Decision, ExecutionMode, PolicyContext, Risk, Verdict, assess
 from conch.policy.confirm import Confirmation, ConfirmOptions, asked
 from conch.policy.plan import plan
 from conch.policy.rules import Action, Kind, Outcome, Permissions, decide
@@ -145,24 +145,46 @@ class Shell:
         return "\n".join(p for p in parts if p)
 
     def permit(self, command: str, kind: Kind = Kind.DELETE) -> None:
-        """Decide ``command`` as ``run`` would, without running it: the policy, the mode and,
-        where the mode wants a yes, the user. For what a tool does itself that a command
-        could do too (a file tool's delete is decided as the ``rm`` doing it), so the same
-        rules hold. Raises CommandRefused when it may not happen (with its audit line); an
-        edit counts as a no."""
-        key = _normal(command)
+        """Decide ``command`` as ``run`` would, without running it: the policy, then the one
+        rule (``conch.policy.rules.decide``) and, where it wants a yes, the user. For what a
+        tool does itself that a command could do too (a file tool's delete is decided as
+        the ``rm`` doing it), so the same rules hold. Raises CommandRefused when it may not
+        happen (with its audit line); an edit counts as a no."""
+        context = PolicyContext(unsafe=False, mode=self.mode, cwd=self.cwd, sandbox_root=self.root)
+        self.permit_action(kind, command, assess(command, context))
+
+    def permit_write(self, path: str, exists: bool) -> None:
+        """Decide a file tool's write of ``path`` (relative to the root): replacing or
+        editing a file that exists, or creating one, under the one rule, as a command that
+        writes would be decided. Raises CommandRefused when it may not happen."""
+        kind = Kind.WRITE if exists else Kind.CREATE
+        what = "replace or edit" if exists else "create"
+        subject = f"fs_write {path}"
+        verdict = Verdict(
+            Decision.CONFIRM,
+            Risk.WRITES,
+            (f"The file tool would {what} {path!r}.",),
+            ("fs_write",),
+            (),
+            (path,),
+            risks=(Risk.WRITES,),
+        )
+        self.permit_action(kind, subject, verdict)
+
+    def permit_action(self, kind: Kind, subject: str, verdict: Verdict) -> None:
+        """The one rule for an action of ``kind`` on ``subject`` judged ``verdict``: return
+        when it may happen (the user said yes where asked), else raise CommandRefused."""
+        key = _normal(subject)
         if key in self.refused:
-            self._refused(command, "declined", audit=True)
+            self._refused(subject, "declined", audit=True)
             raise CommandRefused(
                 f"the user already refused `{key}` in this session, so nothing was done. "
                 "Do not try it again: try another way or ask the user."
             )
-        context = PolicyContext(unsafe=False, mode=self.mode, cwd=self.cwd, sandbox_root=self.root)
-        verdict = assess(command, context)
         ruling = decide(
             Action(
                 kind,
-                command,
+                subject,
                 risk=verdict.risk,
                 rejected=verdict.decision is Decision.REJECT,
                 reasons=verdict.reasons,
@@ -171,22 +193,22 @@ class Shell:
             permissions=self.permissions,
         )
         if ruling.outcome is Outcome.REFUSE:
-            self._refused(command, "policy", audit=True)
+            self._refused(subject, "policy", audit=True)
             raise CommandRefused(f"the safety policy refused it: {ruling.why or 'not allowed'}")
         if ruling.outcome is Outcome.RUN:
             return
         wanted = asked(ruling, verdict, ())
         try:
-            answer = self._approve(command, verdict, wanted)
+            answer = self._approve(subject, verdict, wanted)
         except _NoOneToAsk:
-            self._refused(command, "unasked", audit=True)
+            self._refused(subject, "unasked", audit=True)
             raise CommandRefused(
                 f"it needs the user's yes in {self.mode} mode and no one can be asked; "
                 f"nothing was done. Tell the user what you would {kind} instead."
             ) from None
         if answer.choice is not Choice.RUN:
             self.refused.add(key)
-            self._refused(command, "declined", audit=True)
+            self._refused(subject, "declined", audit=True)
             raise CommandRefused("the user refused it; nothing was done. Do not try it again.")
 
     def _refused(self, command: str, why: Refusal, *, audit: bool = False) -> None:

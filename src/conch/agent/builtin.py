@@ -83,7 +83,9 @@ def default_tools(options: ToolOptions, request: Request | None = None) -> list[
         from conch.tools.fs import fs_tools
 
         before_delete = deletes_as_rm(shell)
-        tools += fs_tools(options.root, options.fs_mode, before_delete, request)
+        tools += fs_tools(
+            options.root, options.fs_mode, before_delete, request, before_write=shell.permit_write
+        )
     if options.bash:
         tools.append(bash_tool(shell))
     if options.root is not None and options.evaluate:

@@ -18,6 +18,9 @@ SHOW_MATCHES = 20  # names listed when a pattern is given where a file was expec
 # Told of every delete before anything is deleted: the paths as shown (relative to the
 # root) and whether a directory is among them; it raises to stop the delete.
 BeforeDelete = Callable[[Sequence[str], bool], None]
+# Told of every write before it happens: the path (relative to the root) and whether the file
+# exists (a replacement or an edit) or not (a new file); it raises to stop it.
+BeforeWrite = Callable[[str, bool], None]
 # The request the model is working on, for hints that name what it asked for.
 Request = Callable[[], str | None]
 _NEW_FILE_MODE = 0o644
@@ -32,6 +35,8 @@ class SandboxFiles:
     every entry a pattern matches; and whether a directory is among them) before anything
     is deleted; it raises to stop it, and its error is the tool's. ``request``: the request
     the model is working on (None: not known), for a refused delete's hint.
+    ``before_write``: told of every write (the path, relative to the root, and whether the
+    file exists) before it is made; it raises to stop it.
     """
 
     def __init__(
@@ -40,11 +45,13 @@ class SandboxFiles:
         prefix: str = "fs_",
         before_delete: BeforeDelete | None = None,
         request: Request | None = None,
+        before_write: BeforeWrite | None = None,
     ) -> None:
         self.confined = confined
         self.prefix = prefix
         self.before_delete = before_delete
         self.request = request
+        self.before_write = before_write
 
     # -- paths -----------------------------------------------------------------------------
 
@@ -149,8 +156,12 @@ class SandboxFiles:
             ) from None
 
     def write_text(self, action: str, target: Path, text: str) -> None:
-        """Replace ``target`` atomically (temp file, then rename), creating parents."""
-        mode = None if target.exists() else _NEW_FILE_MODE
+        """Replace ``target`` atomically (temp file, then rename), creating parents, once
+        ``before_write`` let it."""
+        exists = target.exists()
+        if self.before_write is not None:
+            self.before_write(self.shown(target), exists)
+        mode = None if exists else _NEW_FILE_MODE
         try:
             atomic_write_text(target, text, mode)
         except OSError as exc:
