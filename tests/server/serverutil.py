@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from starlette.testclient import TestClient
@@ -23,6 +30,8 @@ from conch.messages import (
 
 TOKEN = "test-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
+SERVE_REPLY = "Hello from conch serve."
+START_SECONDS = 30.0
 
 WEATHER = {
     "type": "function",
@@ -98,3 +107,52 @@ class SlowProvider:
 
     def close(self) -> None:
         return None
+
+
+@dataclass
+class Served:
+    """A ``conch serve`` process: its base URL, the URL it printed, and its stderr so far."""
+
+    base: str
+    printed: str
+    lines: list[str]
+
+
+@contextmanager
+def serve_process(tmp_path: Path, *flags: str) -> Iterator[Served]:
+    """``conch serve FLAGS`` as a user starts it, on the scripted provider (which answers
+    ``SERVE_REPLY``), until its ``open URL`` line; stopped by Ctrl+C at the end, which must
+    exit 0."""
+    config = tmp_path / "config.yaml"
+    config.write_text(f"ai:\n  provider: scripted\n  script: [{SERVE_REPLY!r}]\n", encoding="utf-8")
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        port = probe.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if k != "CONCH_SERVER_API_KEY"}
+    env["CONCH_CONFIG"] = str(config)
+    argv = ["serve", "--port", str(port), "--sandbox", str(tmp_path), *flags]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "conch", *argv],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    lines: list[str] = []
+    too_slow = threading.Timer(START_SECONDS, process.kill)  # no URL in time: stop waiting
+    too_slow.start()
+    try:
+        while not lines or "conch serve: open " not in lines[-1]:
+            line = process.stderr.readline()
+            assert line, "".join(lines) or "it ended before printing its URL"
+            lines.append(line)
+        too_slow.cancel()
+        printed = lines[-1].split("conch serve: open ", 1)[1].split()[0]
+        base = f"http://127.0.0.1:{port}"
+        assert printed.startswith(base + "/"), printed
+        yield Served(base, printed, lines)
+    finally:
+        too_slow.cancel()
+        process.send_signal(signal.SIGINT)  # Ctrl+C
+        _, err = process.communicate(timeout=20)
+        assert process.returncode == 0, "".join(lines) + err

@@ -4,29 +4,24 @@ fresh token, and answers the openai client only with it (or with none, under --n
 
 from __future__ import annotations
 
-import os
 import re
-import signal
 import socket
 import subprocess
 import sys
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import openai
 import pytest
+from serverutil import SERVE_REPLY, serve_process
 
 from cliutil import CliResult
 from conch.cli.agentargs import build_serve_parser
 from conch.cli.help import render_help
 
 Conch = Callable[..., CliResult]
-START_SECONDS = 30.0
 
 
 @pytest.mark.parametrize(
@@ -93,56 +88,6 @@ def test_every_serve_flag_is_documented_on_the_serve_page(flag: str) -> None:
     assert flag in render_help("serve"), f"{flag} is not documented in `conch help serve`"
 
 
-@dataclass
-class Served:
-    """A ``conch serve`` process: its base URL, the URL it printed, and its stderr so far."""
-
-    base: str
-    printed: str
-    lines: list[str]
-
-
-@contextmanager
-def serve_process(tmp_path: Path, *flags: str) -> Iterator[Served]:
-    """``conch serve FLAGS`` as a user starts it, on the scripted provider, until its
-    ``open URL`` line; stopped by Ctrl+C at the end, which must exit 0."""
-    config = tmp_path / "config.yaml"
-    config.write_text(
-        "ai:\n  provider: scripted\n  script: ['Hello from conch serve.']\n", encoding="utf-8"
-    )
-    with socket.create_server(("127.0.0.1", 0)) as probe:
-        port = probe.getsockname()[1]
-    env = {k: v for k, v in os.environ.items() if k != "CONCH_SERVER_API_KEY"}
-    env["CONCH_CONFIG"] = str(config)
-    argv = ["serve", "--port", str(port), "--sandbox", str(tmp_path), *flags]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "conch", *argv],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stderr is not None
-    lines: list[str] = []
-    too_slow = threading.Timer(START_SECONDS, process.kill)  # no URL in time: stop waiting
-    too_slow.start()
-    try:
-        while not lines or "conch serve: open " not in lines[-1]:
-            line = process.stderr.readline()
-            assert line, "".join(lines) or "it ended before printing its URL"
-            lines.append(line)
-        too_slow.cancel()
-        printed = lines[-1].split("conch serve: open ", 1)[1].split()[0]
-        base = f"http://127.0.0.1:{port}"
-        assert printed.startswith(base + "/"), printed
-        yield Served(base, printed, lines)
-    finally:
-        too_slow.cancel()
-        process.send_signal(signal.SIGINT)  # Ctrl+C
-        _, err = process.communicate(timeout=20)
-        assert process.returncode == 0, "".join(lines) + err
-
-
 def _openai(base: str, key: str) -> openai.OpenAI:
     return openai.OpenAI(base_url=f"{base}/v1", api_key=key, max_retries=0)
 
@@ -164,7 +109,7 @@ def test_conch_serve_prints_a_url_with_a_token_and_answers_only_with_it(tmp_path
         with pytest.raises(openai.AuthenticationError):
             _openai(served.base, "unused").models.list()
         assert httpx.get(f"{served.base}/v1/models", timeout=10).status_code == 401
-        assert _ask(_openai(served.base, token)) == "Hello from conch serve."
+        assert _ask(_openai(served.base, token)) == SERVE_REPLY
         page = httpx.get(served.printed, timeout=10)
         assert page.status_code == 200 and "/static/chat.js" in page.text
     with serve_process(tmp_path) as again:
@@ -181,7 +126,7 @@ def test_a_key_the_user_gives_is_the_one_asked_for(tmp_path: Path) -> None:
         assert served.printed == f"{served.base}/"  # the key is not echoed
         with pytest.raises(openai.AuthenticationError):
             _openai(served.base, "unused").models.list()
-        assert _ask(_openai(served.base, "my-own-key")) == "Hello from conch serve."
+        assert _ask(_openai(served.base, "my-own-key")) == SERVE_REPLY
 
 
 def test_no_auth_serves_without_a_key_and_warns(tmp_path: Path) -> None:
@@ -189,4 +134,4 @@ def test_no_auth_serves_without_a_key_and_warns(tmp_path: Path) -> None:
         assert served.printed == f"{served.base}/"
         [warning] = [line for line in served.lines if "warning" in line]
         assert warning.startswith("conch serve: warning: --no-auth: any program")
-        assert _ask(_openai(served.base, "unused")) == "Hello from conch serve."
+        assert _ask(_openai(served.base, "unused")) == SERVE_REPLY

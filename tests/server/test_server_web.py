@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from playwright import sync_api as playwright
-from serverutil import TOKEN, SlowProvider
+from serverutil import SERVE_REPLY, TOKEN, SlowProvider, serve_process
 
 from conch.messages import GenerationOptions, Message, ToolCall
 from conch.providers.scripted import Reply, ScriptedProvider
@@ -189,3 +189,17 @@ def test_the_token_stays_with_the_tab_across_reloads_and_not_in_local_storage(
     playwright.expect(page.locator(".message.assistant .text")).to_have_text("Still here.")
     stored = page.evaluate("JSON.stringify(Object.assign({}, localStorage))")
     assert TOKEN not in stored
+
+
+def test_the_url_conch_serve_prints_opens_the_page_and_it_chats(
+    page: playwright.Page, tmp_path: Path
+) -> None:
+    with serve_process(tmp_path) as served:
+        assert "?token=" in served.printed
+        page.goto(served.printed)
+        playwright.expect(page.locator("#model option")).to_have_text(["scripted"])
+        assert page.url == f"{served.base}/"
+        _send(page, "hello")
+        reply = page.locator(".message.assistant .text")
+        playwright.expect(reply).to_have_text(SERVE_REPLY)
+        playwright.expect(page.locator("#auth-needed")).to_be_hidden()
