@@ -15,7 +15,7 @@ from conch.errors import UsageError
 CHAT_USAGE = "conch chat [OPTIONS] [-p PROMPT] [--continue]"
 RUN_USAGE = 'conch run [OPTIONS] "INSTRUCTION" | --plan FILE'
 SHELL_USAGE = "conch shell [OPTIONS] [--continue] [--model NAME]"
-SERVE_USAGE = "conch serve [OPTIONS] [--host HOST] [--port PORT] [--api-key KEY | --no-auth]"
+SERVE_USAGE = "conch serve [OPTIONS] [--host HOST] [--port PORT] [--api-key KEY]"
 AUTH_USAGE = "conch auth set|show|remove PROVIDER"
 MCP_USAGE = "conch mcp [OPTIONS] [--http [--host HOST] [--port PORT] [--no-auth]]"
 MCP_KEY_ENV = "CONCH_MCP_API_KEY"
