@@ -10,10 +10,12 @@ import pytest
 from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
 from mcputil import fake_server, free_port, listening
 
+from conch.agent.builtin import ToolOptions
 from conch.agent.session import Session
 from conch.config.settings import McpServerSettings
 from conch.mcp.client import McpServers
 from conch.messages import ToolCall
+from conch.policy.rules import Permission, Permissions
 from conch.providers import ScriptedProvider
 
 
@@ -22,9 +24,26 @@ def _stdio(*flags: str, **options: object) -> McpServerSettings:
     return McpServerSettings.model_validate({"command": command, "args": args, **options})
 
 
+# Foreign tools are asked about, and refused with no one to ask, unless a rule allows them.
+ALLOW_ALL = ToolOptions(permissions=Permissions({"mcp": (("*", Permission.ALLOW),)}))
+
+
 def _session(servers: McpServers, *replies: object) -> Session:
     provider = ScriptedProvider.of(*replies)  # type: ignore[arg-type]
-    return Session(provider, tool_calls="native").with_default_tools(False).with_mcp(servers)
+    session = Session(provider, tools=ALLOW_ALL, tool_calls="native")
+    return session.with_default_tools(False).with_mcp(servers)
+
+
+def test_a_foreign_tool_no_rule_allows_is_refused_with_no_one_to_ask(tmp_path: Path) -> None:
+    with McpServers({"fake": _stdio()}, log_dir=tmp_path) as servers:
+        provider = ScriptedProvider.of(  # type: ignore[arg-type]
+            ToolCall("c1", "fake__echo", '{"text": "hi"}'), "not run", "not run"
+        )
+        session = Session(provider, tool_calls="native").with_default_tools(False)
+        session.with_mcp(servers)
+        session.chat("echo hi")
+        [result] = [m.content for m in session.history if m.role == "tool"]
+        assert "no one can be asked" in result and "echo: hi" not in result
 
 
 def test_a_paginated_listing_is_followed_and_a_stray_line_skipped(tmp_path: Path) -> None:

@@ -125,7 +125,9 @@ def test_chat_uses_a_configured_server_s_tools_and_lists_where_they_come_from(
         + json.dumps(command)
         + "\n    args: "
         + json.dumps(args)
-        + "\n  gone:\n    command: /no/such/server\n",
+        + "\n  gone:\n    command: /no/such/server\n"
+        # No one is asked in print mode: the user's rule allows this server's tools.
+        + "permissions:\n  mcp:\n    'fake.*': allow\n",
     )
     result = conch("chat", "-p", "echo something", "--no-local-session")
     assert result.code == 0, result.err

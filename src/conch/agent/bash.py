@@ -171,7 +171,39 @@ class Shell:
         )
         self.permit_action(kind, subject, verdict)
 
-    def permit_action(self, kind: Kind, subject: str, verdict: Verdict) -> None:
+    def permit_fetch(self, url: str) -> None:
+        """Decide a web fetch (or search) of ``url`` under the one rule: it reaches the
+        network, so it is asked about where a network command would be."""
+        verdict = Verdict(
+            Decision.CONFIRM,
+            Risk.NETWORK,
+            (f"A web request: {url}",),
+            ("web_fetch",),
+            (),
+            (),
+            risks=(Risk.NETWORK,),
+        )
+        self.permit_action(Kind.FETCH, url, verdict)
+
+    def permit_foreign(self, server: str, tool: str) -> None:
+        """Decide a call of another MCP server's ``tool`` under the one rule: conch cannot
+        tell or contain what it does, so it is asked about in every mode unless a
+        permission rule (``mcp``, pattern ``server.tool``) allows it."""
+        subject = f"{server}.{tool}"
+        verdict = Verdict(
+            Decision.CONFIRM,
+            Risk.UNKNOWN,
+            (f"A tool of the MCP server {server!r}: conch cannot tell what it does.",),
+            (subject,),
+            (),
+            (),
+            risks=(Risk.UNKNOWN,),
+        )
+        self.permit_action(Kind.MCP_TOOL, subject, verdict, contain=False)
+
+    def permit_action(
+        self, kind: Kind, subject: str, verdict: Verdict, *, contain: bool = True
+    ) -> None:
         """The one rule for an action of ``kind`` on ``subject`` judged ``verdict``: return
         when it may happen (the user said yes where asked), else raise CommandRefused."""
         key = _normal(subject)
@@ -191,6 +223,7 @@ class Shell:
             ),
             self.mode,
             permissions=self.permissions,
+            contain=contain,
         )
         if ruling.outcome is Outcome.REFUSE:
             self._refused(subject, "policy", audit=True)

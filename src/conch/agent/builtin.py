@@ -24,6 +24,7 @@ from conch.agent.evaluate import Evaluator, evaluate_tool
 from conch.execute.checked import Approve
 from conch.execute.sandbox import Sandbox
 from conch.policy import ExecutionMode
+from conch.policy.rules import Permissions
 from conch.tools import Tool
 
 if TYPE_CHECKING:
@@ -50,7 +51,9 @@ class ToolOptions:
     the web tools. ``memory_dir``: the memory directory (None: no memory tool).
     ``plan_state``: the task list behind the ``plan`` tool, for a front end that shows it
     (None: a fresh one). ``on_refused``: called with a command and why it did not run
-    (``policy``, ``declined`` or ``unasked``) before the model is told.
+    (``policy``, ``declined`` or ``unasked``) before the model is told. ``permissions``:
+    the user's permission rules (``conch.policy.rules``); ``pass_env``: variables a
+    contained command may see besides the usual ones.
     """
 
     root: Path | None = None
@@ -71,6 +74,10 @@ class ToolOptions:
     memory_dir: Path | None = None
     plan_state: PlanState | None = None
     on_refused: OnRefused | None = None
+    # The user's permission rules (``permissions:`` in the config) and the variables a
+    # contained command may see besides the usual ones (``execution.pass_env``).
+    permissions: Permissions | None = None
+    pass_env: tuple[str, ...] = ()
 
 
 def default_tools(options: ToolOptions, request: Request | None = None) -> list[Tool]:
@@ -103,7 +110,7 @@ def default_tools(options: ToolOptions, request: Request | None = None) -> list[
     if options.web:
         from conch.tools.web import web_tools
 
-        tools += web_tools(search=options.web_search)
+        tools += web_tools(search=options.web_search, before_fetch=shell.permit_fetch)
     if options.memory_dir is not None:
         from conch.tools.memory import memory_tool
 
@@ -151,6 +158,8 @@ def shell_for(options: ToolOptions) -> Shell:
         unsafe=options.unsafe,
         timeout=options.command_timeout,
         on_refused=options.on_refused,
+        permissions=options.permissions,
+        pass_env=options.pass_env,
     )
 
 

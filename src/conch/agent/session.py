@@ -44,7 +44,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
-from conch.agent.builtin import ToolOptions, default_tools, memory_vocabulary
+from conch.agent.builtin import ToolOptions, default_tools, memory_vocabulary, shell_for
 from conch.agent.conversation import (
     Conversation,
     TokenCounter,
@@ -241,6 +241,8 @@ class Session:
         the next turn (history kept). ``close``: close the servers with the session."""
         self._mcp, self._mcp_close = servers, close
         self._mcp_seen = servers.generation
+        if servers.permit is None:  # each call decided by the one rule, asked as commands are
+            servers.permit = shell_for(self.tool_options).permit_foreign
         if self._tools is not None:
             self.refresh_system()
         return self

@@ -16,7 +16,7 @@ from conch.errors import UsageError
 if TYPE_CHECKING:
     from conch.agent.builtin import ToolOptions
     from conch.agent.session import Session
-    from conch.config.settings import LoadedSettings
+    from conch.config.settings import LoadedSettings, Settings
     from conch.execute.checked import Approve
     from conch.policy import ExecutionMode
     from conch.tools.plan import PlanState
@@ -85,11 +85,20 @@ def setup_from(args: argparse.Namespace, env: Environment, default_mode: str) ->
     )
 
 
-def flag_tools(args: argparse.Namespace, setup: AgentSetup, **extra: Any) -> ToolOptions:
+def flag_tools(
+    args: argparse.Namespace,
+    setup: AgentSetup,
+    settings: Settings | None = None,
+    **extra: Any,
+) -> ToolOptions:
     """The built-in tools the shared tool flags ask for (``--sandbox``, ``--tools-mode``,
-    ``--allow-bash`` and the mode, ``--no-python``, ``--web``); ``extra`` sets the rest."""
+    ``--allow-bash`` and the mode, ``--no-python``, ``--web``), with the permission rules
+    and ``execution.pass_env`` of ``settings``; ``extra`` sets the rest."""
     from conch.agent.builtin import ToolOptions
 
+    if settings is not None:
+        extra.setdefault("permissions", settings.permissions.compiled())
+        extra.setdefault("pass_env", tuple(settings.execution.pass_env))
     return ToolOptions(
         root=setup.root,
         fs_mode=args.tools_mode,
@@ -130,7 +139,9 @@ def open_session(
     from conch.config.paths import Paths
 
     loaded = load_for(args, env)
-    tools = flag_tools(args, setup, confirm=confirm, plan_state=plan, on_refused=refusals)
+    tools = flag_tools(
+        args, setup, loaded.settings, confirm=confirm, plan_state=plan, on_refused=refusals
+    )
     limits = Limits(max_iterations=setup.max_iterations)
     session = Session.from_settings(loaded.settings, tools=tools, limits=limits)
     off = None if getattr(args, "quiet", False) else evaluate_off(tools)

@@ -59,7 +59,7 @@ def run_mcp(args: argparse.Namespace, env: Environment) -> int:
     def refused(command: str, why: str) -> None:
         say(f"refused ({why}): {' '.join(command.split())[:200]}")
 
-    options = flag_tools(args, setup, plan=False, on_refused=refused)
+    options = flag_tools(args, setup, loaded.settings, plan=False, on_refused=refused)
     tools = default_tools(options)
     proposer = Proposer(
         loaded.settings,

@@ -354,11 +354,19 @@ def _execute(
             cwd=env.cwd,
             state_dir=_state_dir(),
             approve=asker,
-            options=ConfirmOptions(args.confirm, args.explain, tuple(prompt.tools)),
+            options=ConfirmOptions(
+                args.confirm,
+                args.explain,
+                tuple(prompt.tools),
+                permissions=loaded.settings.permissions.compiled(),
+            ),
             shell=execution.shell or detected_shell,
             timeout=timeout,
             verdict=verdict,
             on_start=started,
+            base_env=env.environ,
+            pass_env=tuple(execution.pass_env),
+            scrub_env=execution.scrub_env,
         )
     except PolicyRejection as exc:  # the command refused (or the user's edit of it)
         raise with_hint(state, state.verdict, exc) from None

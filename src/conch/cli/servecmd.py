@@ -46,7 +46,7 @@ def run_serve(args: argparse.Namespace, env: Environment) -> int:
     from conch.server.run import listen, serve
 
     loaded = load_for(args, env)
-    tools = flag_tools(args, setup)
+    tools = flag_tools(args, setup, loaded.settings)
     config = ServerConfig(
         host=args.host,
         port=args.port,

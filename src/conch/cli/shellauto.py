@@ -65,6 +65,8 @@ class AutoAgent:
             evaluate=False,
             plan_state=plan,
             on_refused=self.refusals,
+            permissions=parts.loaded.settings.permissions.compiled(),
+            pass_env=tuple(parts.loaded.settings.execution.pass_env),
         )
         ai = parts.choice.ai
         self.session: Session = Session(

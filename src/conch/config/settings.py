@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -22,6 +22,9 @@ from conch.config.mcpservers import MCP_SERVER_NAME, McpServerSettings
 from conch.config.paths import Paths
 from conch.config.problems import file_problems, listing, value_problems
 from conch.errors import ConfigError
+
+if TYPE_CHECKING:
+    from conch.policy.rules import Permissions
 
 DEFAULT_META_PROMPT = (
     "You are conch, an expert at the Unix shell. Translate the user's request into exactly one "
@@ -113,6 +116,11 @@ class ExecutionSettings(_Model):
 
     timeout_seconds: float = Field(default=3600.0, gt=0)
     shell: str | None = None
+    # Variables (names or patterns) a command may see besides the usual ones: added to the
+    # allowlist of a contained command and exempt from scrubbing (conch help policy).
+    pass_env: list[str] = Field(default_factory=list)
+    # False: a command you approved sees your whole environment, secrets included.
+    scrub_env: bool = True
 
 
 class GenerationSettings(_Model):
@@ -219,6 +227,44 @@ class ShellSettings(_Model):
     cost_warning: float | None = Field(default=None, gt=0)  # warn once past this session cost
 
 
+PermissionWord = Literal["allow", "ask", "deny"]
+
+
+class PermissionSettings(_Model):
+    """``permissions:``: per tool, glob patterns with allow, ask or deny (the last that
+    matches wins), and ``deny``, commands refused in every mode (``conch help policy``).
+    ``bash`` matches a command's text, ``write``/``delete``/``move``/``read`` a path
+    relative to the working directory, ``mcp`` ``server.tool``, ``fetch`` a URL."""
+
+    deny: list[str] = Field(default_factory=list)
+    bash: dict[str, PermissionWord] = Field(default_factory=dict)
+    write: dict[str, PermissionWord] = Field(default_factory=dict)
+    delete: dict[str, PermissionWord] = Field(default_factory=dict)
+    move: dict[str, PermissionWord] = Field(default_factory=dict)
+    read: dict[str, PermissionWord] = Field(default_factory=dict)
+    mcp: dict[str, PermissionWord] = Field(default_factory=dict)
+    fetch: dict[str, PermissionWord] = Field(default_factory=dict)
+
+    def compiled(self) -> Permissions:
+        """The rules as the one rule for actions takes them (``conch.policy.rules``)."""
+        from conch.policy.rules import Permission, Permissions
+
+        rules = {
+            tool: tuple((pattern, Permission(word)) for pattern, word in table.items())
+            for tool, table in (
+                ("bash", self.bash),
+                ("write", self.write),
+                ("delete", self.delete),
+                ("move", self.move),
+                ("read", self.read),
+                ("mcp", self.mcp),
+                ("fetch", self.fetch),
+            )
+            if table
+        }
+        return Permissions(rules, tuple(self.deny))
+
+
 class Settings(_Model):
     """Everything configurable."""
 
@@ -232,6 +278,7 @@ class Settings(_Model):
     validation: ValidationSettings = Field(default_factory=ValidationSettings)
     daemon: DaemonSettings = Field(default_factory=DaemonSettings)
     shell: ShellSettings = Field(default_factory=ShellSettings)
+    permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     mcp_servers: dict[Annotated[str, Field(pattern=MCP_SERVER_NAME)], McpServerSettings] = Field(
         default_factory=dict
     )

@@ -212,6 +212,9 @@ class McpServers:
         self.log_dir = log_dir
         self.on_problem = on_problem
         self.generation = 0  # goes up whenever the tools on offer change
+        # Decides each call before it is made (server, tool): raises to refuse it. The
+        # agent's session sets it to the one rule for actions (``conch.policy.rules``).
+        self.permit: Callable[[str, str], None] | None = None
         self.statuses: list[ServerStatus] = []
         self._connections: list[_Connection] = []
         for name, spec in servers.items():
@@ -260,6 +263,8 @@ class McpServers:
         """Call ``tool`` (the server's own name) on ``server``: its text for the model.
         McpToolError when the tool reports an error or the server is gone."""
         connection = next(c for c in self._connections if c.name == server)
+        if self.permit is not None:
+            self.permit(server, tool)
         loop = self._loop
         if loop is None or connection.client is None:
             raise McpToolError(connection._gone_text())

@@ -16,8 +16,8 @@ The order, first that applies:
 2. The user's custom denylist (``permissions.deny``): a match is refused, in every mode.
 3. The user's permission rules for the action's tool (``permissions.rules``: glob patterns
    with ``allow``, ``ask`` or ``deny``; the last pattern that matches wins). ``deny`` refuses;
-   ``ask`` asks; ``allow`` runs without a question where the mode would have asked
-   (restricted-autonomous and full-autonomous only: interactive mode asks for everything).
+   ``ask`` asks; ``allow`` runs without a question where the mode would have asked (in
+   every mode: the user wrote the pattern; a command still runs contained).
 4. What the user asked for: ``--confirm``, ``--explain``, unsafe mode, or a program that must
    be explained (``force_explain``) ask.
 5. The mode: interactive asks for everything; restricted-autonomous runs read-only commands
@@ -226,18 +226,19 @@ def decide(
         return Ruling(Outcome.ASK, tuple(wants), matched[0] if matched else None, show)
     outcome = mode_outcome(mode, action.risk, reads=action.kind in _READS)
     rule = None
-    if (
-        outcome is Outcome.ASK
-        and matched is not None
-        and matched[1] is Permission.ALLOW
-        and mode is not ExecutionMode.INTERACTIVE
-    ):
+    if matched is not None and matched[1] is Permission.ALLOW:
         outcome, rule = Outcome.RUN, matched[0]
     if outcome is Outcome.ASK:
         what = f"It is {action.risk}" if action.kind is Kind.COMMAND else f"It is a {action.kind}"
         return Ruling(Outcome.ASK, (f"{what}, so it needs your yes in {mode} mode.",))
-    if not contain:
-        why = "No sandbox can run here, so conch asks before anything runs (conch doctor)."
+    if not contain and not (rule is not None and action.kind is not Kind.COMMAND):
+        # A command with no sandbox, or another program's tool conch cannot hold (unless
+        # the user's own rule allows that tool by name): fail closed.
+        why = (
+            "No sandbox can run here, so conch asks before anything runs (conch doctor)."
+            if action.kind is Kind.COMMAND
+            else "conch cannot contain what it does, so it asks first (a permission rule can allow it)."
+        )
         return Ruling(Outcome.ASK, (why,), rule, uncontained=True)
     reason = (
         f"Allowed by your rule ({rule})." if rule else f"Runs without a question in {mode} mode."

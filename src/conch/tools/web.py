@@ -179,11 +179,15 @@ def render_page(page: Page, start: int) -> str:
 
 
 def web_tools(
-    search: SearchBackend | None = None, client_factory: ClientFactory | None = None
+    search: SearchBackend | None = None,
+    client_factory: ClientFactory | None = None,
+    before_fetch: Callable[[str], None] | None = None,
 ) -> list[Tool]:
     """``web_fetch``, and ``web_search`` first when a ``search`` backend is given.
 
-    ``client_factory`` makes the ``httpx.Client`` for each fetch (default: ``default_client``)."""
+    ``client_factory`` makes the ``httpx.Client`` for each fetch (default: ``default_client``).
+    ``before_fetch`` hears each URL (or search query) before anything is sent, and raises to
+    stop it (the one rule for actions, ``conch.policy.rules``)."""
 
     def web_fetch(url: str, start: Annotated[int, Field(ge=0)] = 0) -> str:
         """Fetch a web page and read it as plain text (links kept as [text](url)). Long pages
@@ -192,6 +196,8 @@ def web_tools(
 
         Example: {"url": "https://docs.python.org/3/library/json.html"}
         """
+        if before_fetch is not None:
+            before_fetch(url)
         return render_page(fetch_page(url, client_factory), start)
 
     tools = [make_tool(web_fetch, trigger="Read a web page as text, given its URL.")]
@@ -210,6 +216,8 @@ def web_tools(
         """
         if not query.strip():
             raise ValueError("web_search: the query is empty")
+        if before_fetch is not None:
+            before_fetch(f"search: {query.strip()}")
         hits = backend.search(query.strip(), min(limit, caps.WEB_SEARCH_LIMIT[1]))
         if not hits:
             return f"no results for {query!r}"
