@@ -388,7 +388,7 @@ def analyse_plan(
     Each step's words are written out again, quoted, and analysed as the literal command
     they are, so every check sees the expanded words (``rm -rf $HOME`` is ``rm -rf ~``: a
     word in the home directory is written with ``~``). After a ``cd``, relative paths are
-    read from the directory it names, as the runner will run them.
+    read from the directory it names (from ``cwd``, when given), as the runner runs them.
     """
     try:
         made, changed = _planned(command, environ, cwd, root)
@@ -399,6 +399,7 @@ def analyse_plan(
     from conch.policy.commands import analyse  # the walker imports this module
 
     whole = Analysis()
+    start = "" if cwd is None else os.path.abspath(cwd)
     base = ""
     for step in made.steps:
         if step.connector:
@@ -424,7 +425,8 @@ def analyse_plan(
                 mine.update(theirs)
         if step.is_cd:
             target = _home_folded(step.stages[0].words[1].text)
-            base = target if target.startswith("~") else posixpath.join(base, target)
+            joined = posixpath.join(base or start, target)
+            base = target if target.startswith("~") else _home_folded(joined)
     return whole
 
 
