@@ -158,7 +158,8 @@ OPERATORS = [
     row("{ ls; }", {}, R),
     row("if true; then ls; fi", {}, R),
     row("for f in *.txt; do wc -l $f; done", {}, R),
-    row("for f in *.txt; do wc -l $f; done", U, C, risk=RO),
+    # `$f` is only known at run time: a file named like an option makes it one (default-deny).
+    row("for f in *.txt; do wc -l $f; done", U, C, risk=W),
     row("echo $((1 + 2))", {}, R, operators=("$((",)),
     row("ls | sh", U, C, risk=UNK),
     row("ls | sh", {}, R, risk=UNK),

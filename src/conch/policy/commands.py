@@ -187,6 +187,7 @@ class Walker:
         mark = len(self.a.invocations)
         argv: list[Arg] = []
         redirects: list[Node] = []
+        assigned: list[str] = []
         for child in node.named_children:
             if child.type == "command_name":
                 argv.extend(self.arg(c) for c in child.named_children)
@@ -195,11 +196,18 @@ class Walker:
             elif child.type in _VALUES:
                 argv.append(self.arg(child))
             else:
+                if child.type == "variable_assignment":
+                    name = child.child_by_field_name("name")
+                    assigned.append(node_text(name) if name is not None else "")
                 self.walk(child)
         nested = self.a.invocations[mark:]
         del self.a.invocations[mark:]
         if argv:
             self.run(argv, stdin_args=False, depth=0)
+        if assigned and len(self.a.invocations) > mark:
+            # `PAGER=... man ls`: the variables are the command's environment, judged with it.
+            first = self.a.invocations[mark]
+            self.a.invocations[mark] = dataclasses.replace(first, assignments=tuple(assigned))
         own = self.a.invocations[mark:]
         self.a.invocations.extend(nested)
         for child in redirects:

@@ -7,7 +7,7 @@ import posixpath
 import re
 from collections.abc import Iterable
 
-from conch.policy.classify import DESTRUCTIVE, PRIVILEGED, READ_ONLY, WRITES, Risk, classify
+from conch.policy.classify import Risk, classify, names
 from conch.policy.model import Analysis, Arg, Invocation
 from conch.policy.parse import GLOB_CHARS, expand_braces
 from conch.policy.wrappers import SHELLS, WRAPPERS, is_interpreter, reads_code_from_stdin
@@ -204,7 +204,12 @@ def _check(inv: Invocation, analysis: Analysis, depth: int = 0) -> str | None:
 _MAX_DEPTH = 4
 # Code that runs shell commands from a string: system("..."), os.system, backticks, exec.
 _STRING_LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"|\'([^\']*)\'|`([^`]*)`')
-_PROGRAM_WORDS = DESTRUCTIVE | PRIVILEGED | WRITES | WRAPPERS | SHELLS | {"dd", "find"}
+
+
+def _program_word(word: str) -> bool:
+    """A word naming a program that changes something (what an unknown program may run)."""
+    changers = names(Risk.DESTRUCTIVE) | names(Risk.PRIVILEGED) | names(Risk.WRITES)
+    return word in changers or word in WRAPPERS or word in SHELLS or word in ("dd", "find")
 
 
 def _interpreter_strings(inv: Invocation, depth: int) -> str | None:
@@ -223,7 +228,9 @@ def _interpreter_strings(inv: Invocation, depth: int) -> str | None:
 def _handed_over(inv: Invocation, analysis: Analysis, depth: int) -> str | None:
     """An unknown program handed a known one with its arguments (``strace rm -rf /``,
     ``mywrapper sh -c '...'``): judged as if the known program ran."""
-    if inv.name in WRAPPERS or inv.name in READ_ONLY or classify(inv) is not Risk.UNKNOWN:
+    if inv.name in WRAPPERS or inv.name in names(Risk.READ_ONLY):
+        return None
+    if classify(inv) is not Risk.UNKNOWN:
         return None
     if is_interpreter(inv.name):
         return None
@@ -231,7 +238,7 @@ def _handed_over(inv: Invocation, analysis: Analysis, depth: int) -> str | None:
     for i, text in enumerate(texts):
         if text is None:
             return None
-        if posixpath.basename(text) in _PROGRAM_WORDS or _MKFS.fullmatch(posixpath.basename(text)):
+        if _program_word(posixpath.basename(text)) or _MKFS.fullmatch(posixpath.basename(text)):
             rest = [t for t in texts[i:] if t is not None]
             found = catastrophes(_analyse_text(" ".join(_quote(t) for t in rest)), depth + 1)
             return f"{inv.name} running {text!r}: {found[0]}" if found else None

@@ -35,6 +35,8 @@ class Invocation:
     raw_name: str = ""
     # The commands run by substitutions in the name itself (``$(base64 -d <<< ...)``).
     name_inner: tuple[Invocation, ...] = ()
+    # Variables set for this command alone (``LC_ALL=C sort``), by name.
+    assignments: tuple[str, ...] = ()
 
     def texts(self) -> list[str | None]:
         """The literal arguments (None where not literal)."""

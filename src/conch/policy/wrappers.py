@@ -1,7 +1,8 @@
 """Commands that run other commands: how to find the command inside ``sudo``, ``xargs``...
 
-Each wrapper's options are skipped with a small table of which options take a value, so
-``sudo -u root rm`` finds ``rm`` and not ``root``.
+Each wrapper's options are read with its option table (conch.policy.options: which options
+take a value, GNU abbreviations resolved), so ``sudo -u root rm`` finds ``rm`` and not
+``root``, and ``timeout --sig KILL 5 rm`` finds ``rm`` and not ``5``.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from conch.policy.model import Arg, Invocation
+from conch.policy.options import command_start
 
 SHELLS = frozenset(
     {"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "fish", "csh", "tcsh", "rbash"}
@@ -18,7 +20,6 @@ _INTERPRETER = re.compile(
     r"(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|deno|bun|php[0-9.]*|lua[0-9.]*"
     r"|luajit|Rscript|tclsh|wish|osascript|pwsh|powershell|awk|gawk|mawk|nawk|jshell|irb|ghci)"
 )
-ENV_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def is_interpreter(name: str | None) -> bool:
@@ -40,64 +41,18 @@ class Unwrapped:
 class _Spec:
     short_values: str = ""  # short options that take a separate or attached value
     long_values: frozenset[str] = frozenset()
-    assignments: bool = False  # skip NAME=value words before the command
-    operands: int = 0  # operands to skip before the command (timeout's DURATION, chroot's DIR)
 
 
-_SPECS: dict[str, _Spec] = {
-    "sudo": _Spec(
-        "ugCDhprtTU",
-        frozenset(
-            {"--user", "--group", "--close-from", "--chdir", "--host", "--prompt", "--role"}
-            | {"--type", "--command-timeout", "--other-user"}
-        ),
-        assignments=True,
-    ),
-    "doas": _Spec("uC"),
-    "pkexec": _Spec("", frozenset({"--user"})),
-    "runuser": _Spec("ugG", frozenset({"--user", "--group", "--supp-group"})),
-    "env": _Spec("uCP", frozenset({"--unset", "--chdir"}), assignments=True),
-    "nohup": _Spec(),
-    "coproc": _Spec(),
-    "setsid": _Spec(),
-    "unbuffer": _Spec(),
-    "time": _Spec("fo", frozenset({"--format", "--output"})),
-    "timeout": _Spec("sk", frozenset({"--signal", "--kill-after"}), operands=1),
-    "nice": _Spec("n", frozenset({"--adjustment"})),
-    "ionice": _Spec("cnpPu", frozenset({"--class", "--classdata", "--pid", "--pgid", "--uid"})),
-    "stdbuf": _Spec("ioe", frozenset({"--input", "--output", "--error"})),
-    "command": _Spec(),
-    "builtin": _Spec(),
-    "exec": _Spec("a"),
-    "chroot": _Spec("", frozenset({"--userspec", "--groups"}), operands=1),
-    "flock": _Spec(
-        "wEc", frozenset({"--timeout", "--conflict-exit-code", "--command"}), operands=1
-    ),
-    "xargs": _Spec(
-        "adEILnPs",
-        frozenset(
-            {"--arg-file", "--delimiter", "--max-lines", "--max-args", "--max-procs"}
-            | {"--max-chars", "--process-slot-var"}
-        ),
-    ),
-    "watch": _Spec("n", frozenset({"--interval"})),
-    # GNU parallel (and its `sem`): the options that take a value; see _parallel.
-    "parallel": _Spec(
-        "aCdEIjNnPSs",
-        frozenset(
-            {"--arg-file", "--colsep", "--delimiter", "--jobs", "--max-args", "--sshlogin"}
-            | {"--max-replace-args", "--max-chars", "--timeout", "--joblog", "--results"}
-            | {"--tmpdir", "--workdir", "--env", "--tag-string", "--halt", "--retries"}
-            | {"--delay", "--load", "--memfree", "--replace", "--basefile", "--id", "--shell"}
-        ),
-    ),
-}
-_SPECS["sem"] = _SPECS["parallel"]
+# Programs that run the command in their operands; their options (which take a value, so
+# `sudo -u root rm` finds `rm` and not `root`) come from their option tables (conch.policy.options).
+_RUNNERS = frozenset(
+    {"sudo", "doas", "pkexec", "runuser", "env", "nohup", "coproc", "setsid", "unbuffer"}
+    | {"time", "timeout", "nice", "ionice", "stdbuf", "command", "builtin", "exec", "chroot"}
+    | {"flock", "xargs", "watch", "parallel", "sem"}
+)
 # Programs that run a shell string given with -c, wherever it stands.
 _DASH_C = frozenset({"script", "sg", "flock"})
-WRAPPERS = (
-    frozenset(_SPECS) | {"busybox", "eval", "su", "find", "toybox", "alias"} | _DASH_C | SHELLS
-)
+WRAPPERS = _RUNNERS | {"busybox", "eval", "su", "find", "toybox", "alias"} | _DASH_C | SHELLS
 # Programs that read shell commands from stdin (`echo CMD | at now`, `parallel` without a
 # command), besides the shells.
 STDIN_SHELLS = frozenset({"at", "batch", "parallel", "sem"})
@@ -131,18 +86,6 @@ def _skip_options(args: list[Arg], spec: _Spec) -> tuple[int, set[str]]:
                 break
         i += consumed
     return i, flags
-
-
-def _after(args: list[Arg], spec: _Spec) -> list[Arg] | None:
-    index, _flags = _skip_options(args, spec)
-    if spec.assignments:
-        while index < len(args):
-            text = args[index].text
-            if text is None or not ENV_ASSIGNMENT.match(text):
-                break
-            index += 1
-    index += spec.operands
-    return args[index:] if index < len(args) else None
 
 
 def _shell(args: list[Arg]) -> Unwrapped:
@@ -183,11 +126,10 @@ def _dash_c(args: list[Arg]) -> Unwrapped:
     return Unwrapped()
 
 
-def _parallel(args: list[Arg], spec: _Spec) -> Unwrapped:
+def _parallel(args: list[Arg], index: int) -> Unwrapped:
     """GNU parallel: ``parallel [opts] CMD ::: ARGS`` runs CMD once per argument through a
     shell (``{}`` stands for the argument, else it is appended); without ``:::`` the
     arguments come from stdin; without CMD each argument (or stdin line) is a command."""
-    index, _flags = _skip_options(args, spec)
     rest = args[index:]
     split = next((i for i, a in enumerate(rest) if a.text in _PARALLEL_ARGS), len(rest))
     command, values = rest[:split], [a for a in rest[split + 1 :] if a.text not in _PARALLEL_ARGS]
@@ -239,12 +181,13 @@ def unwrap(name: str, args: list[Arg]) -> Unwrapped:
             if arg.text is not None and arg.text.startswith("--command="):
                 return Unwrapped(script=[Arg(arg.raw, arg.text.split("=", 1)[1])])
         return Unwrapped()
-    spec = _SPECS.get(name)
-    if spec is None:
+    read = command_start(name, [a.text for a in args])
+    if read is None:
         return Unwrapped()
+    start, flags, reading = read
+    index = len(args) if start is None else start
     if name in ("parallel", "sem"):
-        return _parallel(args, spec)
-    index, flags = _skip_options(args, spec)
+        return _parallel(args, index)
     if name == "command" and flags & {"-v", "-V"}:
         return Unwrapped()  # only looks the name up
     if name == "env":
@@ -255,13 +198,15 @@ def unwrap(name: str, args: list[Arg]) -> Unwrapped:
                 return Unwrapped(script=[Arg(arg.raw, text.split("=", 1)[1]), *args[index:]])
             if text.startswith("-S") and len(text) > 2:
                 return Unwrapped(script=[Arg(arg.raw, text[2:]), *args[index:]])
-        if flags & {"-S", "--split-string"}:
-            return Unwrapped(script=args[index:])
+        strings = reading.values("-S", "--split-string")
+        if strings:
+            value = strings[0]
+            return Unwrapped(script=[Arg(value or "$?", value), *args[index:]])
     if name == "flock" and flags & {"-c", "--command"}:
         return Unwrapped(script=args[index + 1 :])
     if name == "watch" and not flags & {"-x", "--exec"}:
         return Unwrapped(script=args[index:])
-    rest = _after(args, spec)
+    rest = args[index:] or None
     if name == "xargs":
         return Unwrapped(argv=rest or [Arg("echo", "echo")], stdin_args=True)
     return Unwrapped(argv=rest)
@@ -273,8 +218,8 @@ def reads_code_from_stdin(inv: Invocation) -> bool:
     if inv.name in ("at", "batch"):
         return not any(t is None or t.startswith(("-f", "-l", "-d", "-r", "-c")) for t in texts)
     if inv.name in ("parallel", "sem"):
-        index, _flags = _skip_options(list(inv.args), _SPECS["parallel"])
-        return index >= len(inv.args)  # no command: each stdin line is one
+        found = command_start(inv.name, inv.texts())
+        return found is None or found[0] is None  # no command: each stdin line is one
     if inv.name in ("source", "."):
         return bool(texts) and texts[0] in ("/dev/stdin", "-", "/proc/self/fd/0", "/dev/fd/0")
     if inv.name not in SHELLS and not is_interpreter(inv.name):
