@@ -36,6 +36,9 @@ def test_a_turn_shows_the_reply_and_the_status_line(isolated_dirs: Path, tmp_pat
     child.expect_exact("/help for commands, Ctrl+D to leave.")
     child.expect_exact(PROMPT)
     child.send("write hi.txt\r")
+    # A write is asked about in chat's mode, as a command that writes would be.
+    child.expect_exact("Run it? [y/N] ")
+    child.send("y\r")
     child.expect_exact("✓ fs_write path=hi.txt content=hi → created 'hi.txt'")
     child.expect_exact("I wrote hi.txt.")
     child.expect(r"● \d+% / \d+ tokens  last: +[\d.]+tk/s")

@@ -58,7 +58,8 @@ def test_an_instruction_edits_the_sandbox_and_prints_only_the_answer(
         step("fs_write", path="notes.txt", content="buy milk\n"),
         "I wrote notes.txt.",
     )
-    result = conch("run", "write my shopping list to notes.txt")
+    # No terminal to ask on: a write runs only where the mode runs it without a question.
+    result = conch("run", "--allow-dangerous", "write my shopping list to notes.txt")
     assert result.code == 0, result.err
     assert result.out == "I wrote notes.txt.\n"
     assert (isolated_dirs.parent / "work" / "notes.txt").read_text() == "buy milk\n"
@@ -86,7 +87,7 @@ def test_a_plan_file_guides_the_agent_and_its_checklist_goes_to_stderr(
         step("plan", action="update", id=1, status="done"),
         "The release is marked ready.",
     )
-    result = conch("run", "--sandbox", str(sandbox), "--plan", name)
+    result = conch("run", "--allow-dangerous", "--sandbox", str(sandbox), "--plan", name)
     assert result.code == 0, result.err
     assert result.out == "The release is marked ready.\n"
     assert (sandbox / "release.txt").read_text() == "version: 2\nstatus: ready\n"

@@ -16,6 +16,7 @@ from conch.policy.rules import (
     Permissions,
     decide,
     mode_outcome,
+    permissions_from,
 )
 
 INTER, R, F = ExecutionMode.INTERACTIVE, ExecutionMode.RESTRICTED, ExecutionMode.FULL
@@ -122,7 +123,7 @@ def test_the_config_section_compiles_in_order() -> None:
             "mcp": {"github.*": "allow"},
         }
     )
-    rules = section.compiled()
+    rules = permissions_from(section)
     assert rules.deny == ("terraform destroy*",)
     assert rules.rules["bash"] == (("git *", Permission.ALLOW), ("git push*", Permission.ASK))
     assert "write" not in rules.rules

@@ -13,6 +13,7 @@ file tool's delete), by the ``Shell``.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from conch.agent.modes import describe
 from conch.errors import ConfirmationRequired, NoOneToAsk, PolicyRejection
 from conch.execute.audit import Refusal, audit_refusal
 from conch.execute.checked import Answer, Approve, Choice, run_checked
+from conch.execute.environ import contained_environment
 from conch.execute.run import ExecResult
 from conch.execute.sandbox import Sandbox
 from conch.execute.stages import installed_twin
@@ -104,7 +106,11 @@ class Shell:
                 "Do not propose it again: try another way or ask the user."
             )
         context = PolicyContext(
-            unsafe=self.unsafe, mode=self.mode, cwd=self.cwd, sandbox_root=self.root
+            unsafe=self.unsafe,
+            mode=self.mode,
+            cwd=self.cwd,
+            sandbox_root=self.root,
+            environ=None if self.unsafe else contained_environment(os.environ, self.pass_env),
         )
         try:
             ran = run_checked(
@@ -272,7 +278,10 @@ def bash_tool(shell: Shell) -> Tool:
         " the numbers or names out yourself."
     )
     if not shell.unsafe:
-        addendum += " Commands run without a shell: no $(...), backticks or variables."
+        addendum += (
+            " Commands run without a shell: no $(...), backticks or loops;"
+            " $HOME-style variables and {a,b} braces work."
+        )
     return make_tool(
         bash, name="bash", description=BASH_DESCRIPTION, trigger=BASH_TRIGGER, system=addendum
     )

@@ -97,7 +97,9 @@ def flag_tools(
     from conch.agent.builtin import ToolOptions
 
     if settings is not None:
-        extra.setdefault("permissions", settings.permissions.compiled())
+        from conch.policy.rules import permissions_from
+
+        extra.setdefault("permissions", permissions_from(settings.permissions))
         extra.setdefault("pass_env", tuple(settings.execution.pass_env))
     return ToolOptions(
         root=setup.root,

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from conch.cli.environment import Environment
 from conch.cli.status import ExitStatus
 from conch.errors import UsageError
+
+if TYPE_CHECKING:
+    from conch.policy import PolicyContext, Verdict
+    from conch.policy.rules import Ruling
 
 
 def run_check(args: argparse.Namespace, env: Environment) -> int:
@@ -27,8 +32,11 @@ def run_check(args: argparse.Namespace, env: Environment) -> int:
         pipelines=not tools or args.allow_pipelines,
     )
     verdict = assess(command, context)
+    ruling = _ruling(command, verdict, context, env)
     if args.json:
-        env.stdout.write(json.dumps(verdict.to_json(), ensure_ascii=False) + "\n")
+        data = verdict.to_json()
+        data["outcome"] = {"action": str(ruling.outcome), "rule": ruling.rule, "why": ruling.why}
+        env.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
     else:
         env.stdout.write(f"{verdict.decision.value}: {command}\n")
         env.stdout.write(f"  risk: {verdict.risk.value}\n")
@@ -38,4 +46,35 @@ def run_check(args: argparse.Namespace, env: Environment) -> int:
             env.stdout.write(f"  operators: {' '.join(verdict.operators)}\n")
         for reason in verdict.reasons:
             env.stdout.write(f"  - {reason}\n")
-    return ExitStatus.REJECTED if verdict.decision is Decision.REJECT else ExitStatus.OK
+        decided_by = ruling.rule or f"the {context.mode} mode"
+        if verdict.decision is Decision.REJECT:
+            decided_by = "the safety policy"
+        elif ruling.rule is None and ruling.why.startswith("Your denylist"):
+            decided_by = "permissions.deny"
+        env.stdout.write(f"  {ruling.outcome.value} (decided by {decided_by}): {ruling.why}\n")
+    refused = verdict.decision is Decision.REJECT or ruling.outcome.value == "refuse"
+    return ExitStatus.REJECTED if refused else ExitStatus.OK
+
+
+def _ruling(command: str, verdict: Verdict, context: PolicyContext, env: Environment) -> Ruling:
+    """What the one rule does with ``command`` in the context's mode, with the permission
+    rules of the user's config (``permissions:``); a project overlay is not read here."""
+    from conch.config.paths import Paths
+    from conch.config.settings import load_settings
+    from conch.policy import Decision
+    from conch.policy.rules import Action, Kind, decide, permissions_from
+
+    settings = load_settings(env.environ, Paths.default(), env.cwd, {}).settings
+    action = Action(
+        Kind.COMMAND,
+        command,
+        risk=verdict.risk,
+        rejected=verdict.decision is Decision.REJECT,
+        reasons=verdict.reasons,
+    )
+    return decide(
+        action,
+        context.mode,
+        permissions=permissions_from(settings.permissions),
+        unsafe=context.unsafe,
+    )

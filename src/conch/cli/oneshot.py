@@ -276,9 +276,16 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
 
 
 def _policy_context(state: Run, prompt: PromptConfig) -> PolicyContext:
+    from dataclasses import replace
+
+    from conch.execute.environ import contained_environment
     from conch.policy.confirm import context_for
 
-    return context_for(prompt, unsafe=state.args.unsafe, cwd=state.env.cwd)
+    context = context_for(prompt, unsafe=state.args.unsafe, cwd=state.env.cwd)
+    if state.args.unsafe:
+        return context
+    # Safe mode expands $NAME from what a contained command may see (no secrets).
+    return replace(context, environ=contained_environment(state.env.environ))
 
 
 def _assess(state: Run, prompt: PromptConfig, command: str) -> Verdict:
@@ -336,6 +343,7 @@ def _execute(
     """Run the command through the library (which asks through ``asker`` when the rule says)."""
     from conch.execute.checked import run_checked
     from conch.policy.confirm import ConfirmOptions
+    from conch.policy.rules import permissions_from
 
     args, env = state.args, state.env
     execution = loaded.settings.execution
@@ -358,7 +366,7 @@ def _execute(
                 args.confirm,
                 args.explain,
                 tuple(prompt.tools),
-                permissions=loaded.settings.permissions.compiled(),
+                permissions=permissions_from(loaded.settings.permissions),
             ),
             shell=execution.shell or detected_shell,
             timeout=timeout,

@@ -50,6 +50,7 @@ class AutoAgent:
         from conch.agent.session import Session
         from conch.cli.confirm import agent_approver
         from conch.policy import ExecutionMode
+        from conch.policy.rules import permissions_from
         from conch.tools.plan import PlanState
 
         self.parts = parts
@@ -65,7 +66,7 @@ class AutoAgent:
             evaluate=False,
             plan_state=plan,
             on_refused=self.refusals,
-            permissions=parts.loaded.settings.permissions.compiled(),
+            permissions=permissions_from(parts.loaded.settings.permissions),
             pass_env=tuple(parts.loaded.settings.execution.pass_env),
         )
         ai = parts.choice.ai

@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -22,9 +22,6 @@ from conch.config.mcpservers import MCP_SERVER_NAME, McpServerSettings
 from conch.config.paths import Paths
 from conch.config.problems import file_problems, listing, value_problems
 from conch.errors import ConfigError
-
-if TYPE_CHECKING:
-    from conch.policy.rules import Permissions
 
 DEFAULT_META_PROMPT = (
     "You are conch, an expert at the Unix shell. Translate the user's request into exactly one "
@@ -244,25 +241,6 @@ class PermissionSettings(_Model):
     read: dict[str, PermissionWord] = Field(default_factory=dict)
     mcp: dict[str, PermissionWord] = Field(default_factory=dict)
     fetch: dict[str, PermissionWord] = Field(default_factory=dict)
-
-    def compiled(self) -> Permissions:
-        """The rules as the one rule for actions takes them (``conch.policy.rules``)."""
-        from conch.policy.rules import Permission, Permissions
-
-        rules = {
-            tool: tuple((pattern, Permission(word)) for pattern, word in table.items())
-            for tool, table in (
-                ("bash", self.bash),
-                ("write", self.write),
-                ("delete", self.delete),
-                ("move", self.move),
-                ("read", self.read),
-                ("mcp", self.mcp),
-                ("fetch", self.fetch),
-            )
-            if table
-        }
-        return Permissions(rules, tuple(self.deny))
 
 
 class Settings(_Model):

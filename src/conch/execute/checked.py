@@ -9,6 +9,7 @@ terminal or exits: the front end asks, the library decides and runs.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -142,6 +143,12 @@ def run_checked(
     ``approve`` raises), ``refused:unasked`` when ``approve`` raises NoOneToAsk.
     """
     options = options or ConfirmOptions()
+    environ = dict(os.environ if base_env is None else base_env)
+    if context.environ is None and not context.unsafe:
+        # Safe mode expands $NAME from what a contained command may see: no secrets.
+        context = dataclasses.replace(context, environ=contained_environment(environ, pass_env))
+        if verdict is not None and verdict.needs_unsafe:
+            verdict = None  # judged without the variables: judge it again with them
     verdict = verdict or assess(command, context)
     box = sandbox if sandbox is not None else find_sandbox()
     asked = edited = False
@@ -150,7 +157,7 @@ def run_checked(
         refuse_rejected(command, verdict, cwd=cwd, state_dir=state_dir)
         # Safe mode runs the command without a shell: refuse what needs one before anyone
         # is asked about it.
-        steps = None if context.unsafe else _plan(command, cwd, state_dir)
+        steps = None if context.unsafe else _plan(command, context, cwd, state_dir)
         ruling = command_ruling(
             command,
             verdict,
@@ -183,7 +190,6 @@ def run_checked(
             workspace=context.sandbox_root or cwd,
             network_allowed=context.mode is ExecutionMode.FULL,
         )
-    environ = dict(os.environ if base_env is None else base_env)
     env = (
         contained_environment(environ, pass_env)
         if shape is not None
@@ -289,9 +295,9 @@ def refuse_rejected(command: str, verdict: Verdict, *, cwd: Path, state_dir: Pat
         raise PolicyRejection(f"not running it: {reason}")
 
 
-def _plan(command: str, cwd: Path, state_dir: Path | None) -> Plan:
+def _plan(command: str, context: PolicyContext, cwd: Path, state_dir: Path | None) -> Plan:
     try:
-        return plan(command)
+        return plan(command, context.environ, cwd=cwd, root=context.sandbox_root)
     except PolicyRejection as exc:
         audit_refusal(state_dir, command, cwd, "policy")
         raise PolicyRejection(f"not running it: {exc}") from None

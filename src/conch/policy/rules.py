@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from conch.config.settings import PermissionSettings
 from conch.policy.classify import Risk
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "Ruling",
     "decide",
     "mode_outcome",
+    "permissions_from",
 ]
 
 
@@ -142,6 +144,25 @@ class Permissions:
     def denied(self, subject: str) -> str | None:
         """The custom denylist pattern ``subject`` matches, or None."""
         return next((p for p in self.deny if _glob(subject, p)), None)
+
+
+def permissions_from(section: PermissionSettings) -> Permissions:
+    """The ``permissions:`` section of the config as ``decide`` takes it."""
+    tables = (
+        ("bash", section.bash),
+        ("write", section.write),
+        ("delete", section.delete),
+        ("move", section.move),
+        ("read", section.read),
+        ("mcp", section.mcp),
+        ("fetch", section.fetch),
+    )
+    rules = {
+        tool: tuple((pattern, Permission(word)) for pattern, word in table.items())
+        for tool, table in tables
+        if table
+    }
+    return Permissions(rules, tuple(section.deny))
 
 
 def _glob(subject: str, pattern: str) -> bool:
