@@ -99,7 +99,17 @@ class Walker:
         elif kind in ("declaration_command", "unset_command"):
             keyword = node.children[0].type if node.children else kind
             args = [self.arg(c) for c in node.named_children if c.type in _VALUES]
-            self.a.invocations.append(Invocation(keyword, tuple(args), raw_name=keyword))
+            exported = keyword == "export" or any(
+                (a.text or "").startswith("-") and "x" in (a.text or "") for a in args
+            )
+            names = tuple(
+                node_text(c.child_by_field_name("name") or c)
+                for c in node.named_children
+                if c.type == "variable_assignment" and exported
+            )
+            self.a.invocations.append(
+                Invocation(keyword, tuple(args), raw_name=keyword, assignments=names)
+            )
             for child in node.named_children:
                 if child.type not in _VALUES:
                     self.walk(child)

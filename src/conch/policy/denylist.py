@@ -7,6 +7,7 @@ import posixpath
 import re
 from collections.abc import Iterable
 
+from conch.policy import reach
 from conch.policy.classify import Risk, classify, names
 from conch.policy.model import Analysis, Arg, Invocation
 from conch.policy.parse import GLOB_CHARS, expand_braces
@@ -76,7 +77,25 @@ def _absolute(text: str) -> str | None:
     if text.startswith("~"):
         user, _, rest = text[1:].partition("/")
         return _HOME + (user or "") + "/" + rest
-    return text if text.startswith("/") else None
+    return _through_proc(text) if text.startswith("/") else None
+
+
+_PROC_ROOT = re.compile(r"/proc/[^/]+/root(?=/|$)")
+_PROC_CWD_UP = re.compile(r"/proc/[^/]+/cwd/\.\.(?=/|$)")
+
+
+def _through_proc(path: str) -> str:
+    """``/proc/PID/root`` is ``/`` seen from that process; ``/proc/PID/cwd/..`` is the parent
+    of its working directory, which may be anything (read as ``/``)."""
+    for _ in range(8):
+        path = "/" + posixpath.normpath(path).lstrip("/")
+        if _PROC_CWD_UP.match(path):
+            return "/"
+        stripped = _PROC_ROOT.sub("", path, count=1) if _PROC_ROOT.match(path) else path
+        if stripped == path:
+            return path
+        path = stripped or "/"
+    return "/"
 
 
 def catastrophic_path(arg: Arg | str | None, *, home: bool = True) -> bool:
@@ -273,7 +292,7 @@ def _check_named(
         if hit is not None:
             return f"recursive delete of {hit.raw!r}"
     if name == "find":
-        starts = [a for a in inv.args[: _first_expression(inv)] if catastrophic_path(a)]
+        starts = [a for a in reach.find_starts(inv) if catastrophic_path(a)]
         texts = inv.texts()
         destroys = "-delete" in texts or any(
             t in ("-exec", "-execdir", "-ok", "-okdir") and _destroys(texts[i + 1 :])
@@ -291,6 +310,17 @@ def _check_named(
         for arg in operands:
             if arg.text and arg.text.startswith("of=") and is_block_device(arg.text[3:]):
                 return f"dd writing to the disk {arg.text[3:]!r}"
+            if arg.text and arg.text.startswith("of=") and _critical(arg.text[3:]):
+                return f"dd overwriting {arg.text[3:]!r}"
+    why = reach.volume_destroyed(inv)
+    if why is not None:
+        return why
+    synced = reach.synced_with_delete(inv)
+    if synced is not None and catastrophic_path(synced):
+        return f"rsync deleting what its source lacks from {synced.raw!r}"
+    hit = next((a for a in reach.archived_and_removed(inv) if catastrophic_path(a)), None)
+    if hit is not None:
+        return f"{name} removing {hit.raw!r} once archived"
     if name in ("chmod", "chown", "chgrp") and _recursive(options):
         hit = next((a for a in operands if catastrophic_path(a, home=False)), None)
         if hit is not None:
@@ -300,13 +330,31 @@ def _check_named(
         if hit is not None:
             return f"moving {hit.raw!r}"
     written = operands if name in _ALL_WRITERS else operands[-1:] if name in _DEST_WRITERS else []
-    written += _outputs(inv)
+    if name in _DEST_WRITERS | {"mv"} and len(operands) > 1:
+        written += _into_directory(operands)
+    written += _outputs(inv) + reach.written_files(inv)
     for arg in written:
         if is_block_device(arg.text) or _critical(arg.text):
             return f"{name} overwriting {arg.raw!r}"
     if _runs_code(inv) and any(_fetches(a.inner) for a in inv.args):
         return f"{name} running code that is downloaded or decoded at run time"
     return None
+
+
+def _into_directory(operands: list[Arg]) -> list[Arg]:
+    """``cp passwd /etc/``: the files a copy into a directory writes (the destination is
+    read as a directory when it ends with ``/`` or is a system directory)."""
+    target = operands[-1].path_text
+    if target is None:
+        return []
+    if not (target.endswith("/") or posixpath.normpath(target) in SYSTEM_DIRS):
+        return []
+    return [
+        Arg(a.raw, joined, path_text=joined)
+        for a in operands[:-1]
+        if a.path_text is not None
+        for joined in [posixpath.join(target, posixpath.basename(a.path_text.rstrip("/")))]
+    ]
 
 
 def _destroys(words: list[str | None]) -> bool:
@@ -347,31 +395,30 @@ def _critical(text: str | None) -> bool:
     return text is not None and posixpath.normpath(text) in CRITICAL_FILES
 
 
-def _first_expression(inv: Invocation) -> int:
-    texts = inv.texts()
-    i = 0
-    while i < len(texts) and texts[i] in ("-H", "-L", "-P"):
-        i += 1
-    for j in range(i, len(texts)):
-        text = texts[j]
-        if text is None or text.startswith(("-", "(", "!", ")")):
-            return j
-    return len(texts)
-
-
 def catastrophes(analysis: Analysis, depth: int = 0) -> list[str]:
     """One sentence per catastrophic thing the command would do."""
     found: list[str] = []
     base: str | None = None
+    wrapped: str | None = None  # `env -C DIR cmd`: the directory of the next command only
     for inv in analysis.invocations:
         if inv.name in ("cd", "pushd"):
             base = _cd_target(inv, base)
-        checked = inv if base is None else _rebased(inv, base)
-        why = _check(checked, analysis, depth) or (
-            _check(inv, analysis, depth) if checked is not inv else None
-        )
-        if why is not None:
-            found.append(why)
+        here = base
+        if wrapped is not None:
+            here = (
+                wrapped
+                if wrapped.startswith(("/", "~")) or base is None
+                else (posixpath.join(base, wrapped))
+            )
+        wrapped = reach.chdir(inv)
+        for candidate in [inv, *_glob_named(inv)]:
+            checked = candidate if here is None else _rebased(candidate, here)
+            why = _check(checked, analysis, depth) or (
+                _check(candidate, analysis, depth) if checked is not candidate else None
+            )
+            if why is not None:
+                found.append(why)
+                break
     for redirect in analysis.redirects:
         target = redirect.target.text
         if redirect.writes and (is_block_device(target) or _critical(target)):
@@ -386,6 +433,14 @@ def catastrophes(analysis: Analysis, depth: int = 0) -> list[str]:
         f"Denylisted: {why}. This is never allowed, not even in unsafe mode."
         for why in dict.fromkeys(found)
     ]
+
+
+def _glob_named(inv: Invocation) -> list[Invocation]:
+    """``/???/r? -rf /``: a name built by a glob or braces, read as each dangerous program
+    it may match."""
+    dangerous = names(Risk.DESTRUCTIVE) | names(Risk.PRIVILEGED) | names(Risk.WRITES)
+    programs = dangerous | WRAPPERS | SHELLS | {"dd", "find"}
+    return [dataclasses.replace(inv, name=p) for p in reach.named(inv, frozenset(programs))]
 
 
 def _runs_stdin(inv: Invocation) -> bool:

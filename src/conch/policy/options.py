@@ -188,6 +188,8 @@ def _table(name: str, data: Any, parent: Table | None = None) -> Table:
         subcommand_unlisted=_risk(str(data.get("subcommand-unlisted", "writes"))),
         subcommand_prefixes=bool(data.get("subcommand-prefixes", False)),
     )
+    if any(not isinstance(sub, str) for sub in data.get("subcommands") or {}):
+        raise ValueError(f"a subcommand of {name!r} in the option tables is not a string")
     subcommands = {
         str(sub): _table(f"{name} {sub}", body, table)
         for sub, body in (data.get("subcommands") or {}).items()
@@ -219,6 +221,8 @@ def load(text: str) -> Tables:
     programs: dict[str, Table] = {}
     aliases: dict[str, str] = {}
     for name, body in (data.get("programs") or {}).items():
+        if not isinstance(name, str):  # `yes:` and `true:` read as booleans unless quoted
+            raise ValueError(f"the program name {name!r} in the option tables is not a string")
         if isinstance(body, dict) and "same-as" in body:
             aliases[str(name)] = str(body["same-as"])
             continue
@@ -424,13 +428,13 @@ class _Reader:
                 self.r.risks.append((worst.risk, f"the ambiguous subcommand {text!r}"))
                 found = worst
         if found is None:
-            self.r.path.append(text)
+            # Not a subcommand the table knows: an operand, and the rest is read on.
             self.r.operands.append(text)
             self.r.risks.append((table.subcommand_unlisted, f"the subcommand {text!r}"))
+            self.i += 1
+            self.run()
             return
         self.r.path.append(text)
-        if table.risk is not Risk.READ_ONLY:
-            self.r.risks.append((table.risk, table.name))
         self.r.table = found
         _Reader(found, self.texts[self.i + 1 :], self.r).run()
         if self.r.command_at is not None:
@@ -443,10 +447,9 @@ def read(table: Table, texts: list[str | None]) -> Reading:
     _Reader(table, texts, reading).run()
     final = reading.table
     limit = final.operands
+    if final.script and not reading.scripts and reading.operands:
+        reading.scripts.append(reading.operands.pop(0))  # the code, not a file
     operands = reading.operands
-    if final.script and not reading.scripts and operands:
-        reading.scripts.append(operands[0])
-        operands = operands[1:]
     if limit is not None and len(operands) > limit:
         reading.risks.append((final.beyond, f"operands after the first {limit}"))
     if final.reads_with and not (reading.names() & final.reads_with):

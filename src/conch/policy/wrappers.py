@@ -7,11 +7,12 @@ take a value, GNU abbreviations resolved), so ``sudo -u root rm`` finds ``rm`` a
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
 from conch.policy.model import Arg, Invocation
-from conch.policy.options import command_start
+from conch.policy.options import command_start, read, table
 
 SHELLS = frozenset(
     {"sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "fish", "csh", "tcsh", "rbash"}
@@ -89,12 +90,34 @@ def _skip_options(args: list[Arg], spec: _Spec) -> tuple[int, set[str]]:
 
 
 def _shell(args: list[Arg]) -> Unwrapped:
-    """``sh -c STRING``: the string is shell source; ``-o opt``/``-O opt`` take a value."""
+    """``sh -c STRING``: the string is shell source; ``-o opt``/``-O opt`` take a value.
+    fish also takes ``--command STRING``, ``--command=STRING`` and ``-C``/``--init-command``."""
+    for i, arg in enumerate(args):
+        text = arg.text or ""
+        if text.startswith(("--command=", "--init-command=")):
+            return Unwrapped(script=[Arg(arg.raw, text.split("=", 1)[1])])
+        if text in ("--command", "--init-command", "-C") and i + 1 < len(args):
+            return Unwrapped(script=[args[i + 1]])
     spec = _Spec("oO", frozenset({"--rcfile", "--init-file"}))
     index, flags = _skip_options(args, spec)
     if "-c" in flags and index < len(args):
         return Unwrapped(script=[args[index]])
     return Unwrapped()
+
+
+def _switch_user(name: str, args: list[Arg]) -> Unwrapped | None:
+    """``su -c CMD``, ``su -c'CMD'``, ``runuser -l USER -c CMD``, ``--command=CMD``,
+    ``--session-command CMD``: CMD is shell code (None: no such option)."""
+    found = table(name)
+    if found is None:
+        return None
+    # Read to the end: su's operands (USER, then the shell's arguments) are not a command.
+    whole = dataclasses.replace(found, command=None, permute=True)
+    reading = read(whole, [a.text for a in args])
+    scripts = reading.values("-c", "--command", "--session-command")
+    if not scripts:
+        return None
+    return Unwrapped(script=[Arg(s if s is not None else "$?", s) for s in scripts[:1]])
 
 
 def _find(args: list[Arg]) -> Unwrapped:
@@ -174,13 +197,10 @@ def unwrap(name: str, args: list[Arg]) -> Unwrapped:
         return Unwrapped(argv=args or None)
     if name == "eval":
         return Unwrapped(script=args)
-    if name == "su":
-        for i, arg in enumerate(args):
-            if arg.text in ("-c", "--command") and i + 1 < len(args):
-                return Unwrapped(script=[args[i + 1]])
-            if arg.text is not None and arg.text.startswith("--command="):
-                return Unwrapped(script=[Arg(arg.raw, arg.text.split("=", 1)[1])])
-        return Unwrapped()
+    if name in ("su", "runuser"):
+        switched = _switch_user(name, args)
+        if switched is not None or name == "su":
+            return switched or Unwrapped()
     read = command_start(name, [a.text for a in args])
     if read is None:
         return Unwrapped()
