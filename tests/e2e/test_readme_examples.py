@@ -233,8 +233,10 @@ def _request(conch: Conch, line: str, cwd: Path) -> CliResult:
     argv = shlex.split(line)[1:]
     if argv[0] == "auth":  # the key comes from stdin where no terminal asks for it
         stdin = "sk-test-0000000000000000WXYZ\n"
-    if argv[0] in ("check", "daemon", "help", "doctor", "run", "auth"):
+    if argv[0] in ("check", "daemon", "help", "doctor", "auth"):
         return conch(*argv, stdin=stdin, cwd=cwd)
+    if argv[0] == "run":  # the agent asks before each file it changes: the user says yes
+        return conch(*argv, stdin=stdin, cwd=cwd, answers="y\n" * 6)
     # The user's answers on the terminal: yes to a suggested fix, then Execute (a question
     # reads none of them).
     return conch(*argv, stdin=stdin, cwd=cwd, answers="y\ne\n")
