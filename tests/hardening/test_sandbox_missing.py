@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cliutil import CliResult, capture, write_config
+from cliutil import CliResult, capture, step, write_config
 from conch.execute import sandbox
 
 Conch = Callable[..., CliResult]
@@ -112,3 +112,23 @@ def test_the_agent_is_not_offered_evaluate_and_is_told_why(
     # Turned off on purpose: nothing to say.
     provider.queue(["The answer is 4."])
     assert "evaluate" not in conch(*argv, "--no-python").err
+
+
+def test_without_a_sandbox_nothing_runs_unasked_and_it_is_said_once(
+    no_sandbox: str, conch: Conch, isolated_dirs: Path, tmp_path: Path
+) -> None:
+    capture(
+        isolated_dirs,
+        "nosandbox-bash",
+        step("bash", command="ls"),
+        "I could not list them.",
+    )
+    work = tmp_path / "work"
+    result = conch("run", "--allow-bash", "--no-python", "list the files", cwd=work)
+    said = [line for line in result.err.splitlines() if "no sandbox can run here" in line]
+    assert len(said) == 1, result.err
+    assert _said(no_sandbox) in said[0] and "asked about" in said[0]
+    # A read-only command would have run contained; with no sandbox and no one to ask, it
+    # is refused, and the run says a command did not run.
+    assert "did not run" in result.err and result.code == 4, result.err
+    assert "Traceback" not in result.err

@@ -129,6 +129,24 @@ def evaluate_off(options: ToolOptions) -> str | None:
     return f"evaluate (Python in a sandbox) is off: {reason}; --no-python turns it off quietly"
 
 
+def containment_off(options: ToolOptions) -> str | None:
+    """Why commands that would run without a question cannot run contained here (no sandbox
+    runs), one line for the user, said once when the session starts; None when they can, or
+    when ``options`` offer no ``bash``. Such commands are then asked about, or refused with
+    no one to ask (``conch.policy.rules``)."""
+    if not options.bash or options.unsafe:
+        return None
+    from conch.execute.sandbox import find_sandbox
+
+    sandbox = find_sandbox()
+    if sandbox.usable:
+        return None
+    return (
+        f"no sandbox can run here ({sandbox.error}): every command is asked about, or refused "
+        f"with no one to ask; {sandbox.fix}"
+    )
+
+
 def deletes_as_rm(shell: Shell) -> Callable[[Sequence[str], bool], None]:
     """A file tool's delete, decided as the ``rm`` that would do it under ``shell``'s mode:
     the policy, then the user where the mode wants a yes (in every mode but

@@ -133,7 +133,7 @@ def open_session(
 ) -> tuple[Session, LoadedSettings]:
     """The session the flags ask for, on the configured model. ``confirm`` asks the user
     about a command (None: no one can be asked, so the mode refuses what needs a yes)."""
-    from conch.agent.builtin import evaluate_off
+    from conch.agent.builtin import containment_off, evaluate_off
     from conch.agent.loop import Limits
     from conch.agent.session import Session
     from conch.cli.mcpuse import connect_mcp
@@ -146,9 +146,10 @@ def open_session(
     )
     limits = Limits(max_iterations=setup.max_iterations)
     session = Session.from_settings(loaded.settings, tools=tools, limits=limits)
-    off = None if getattr(args, "quiet", False) else evaluate_off(tools)
-    if off is not None:
-        _warn(env)(off)
+    if not getattr(args, "quiet", False):
+        for off in (evaluate_off(tools), containment_off(tools)):
+            if off is not None:
+                _warn(env)(off)
     try:
         servers = connect_mcp(loaded.settings, env.environ, Paths.default().state_dir, _warn(env))
     except BaseException:

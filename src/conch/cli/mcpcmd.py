@@ -44,7 +44,7 @@ def run_mcp(args: argparse.Namespace, env: Environment) -> int:
     setup = setup_from(args, env, "restricted")
     loaded = _settings(args, env)
     say = _sayer(env, args.quiet)
-    from conch.agent.builtin import default_tools
+    from conch.agent.builtin import containment_off, default_tools
     from conch.agent.propose import Proposer, propose_tool
     from conch.config.paths import Paths
     from conch.mcp.server import bind, build_server, instructions_for, serve_http, serve_stdio
@@ -61,6 +61,9 @@ def run_mcp(args: argparse.Namespace, env: Environment) -> int:
 
     options = flag_tools(args, setup, loaded.settings, plan=False, on_refused=refused)
     tools = default_tools(options)
+    off = containment_off(options)
+    if off is not None:
+        say(off)
     proposer = Proposer(
         loaded.settings,
         setup.root,

@@ -47,6 +47,11 @@ def run_serve(args: argparse.Namespace, env: Environment) -> int:
 
     loaded = load_for(args, env)
     tools = flag_tools(args, setup, loaded.settings)
+    from conch.agent.builtin import containment_off
+
+    off = containment_off(tools)
+    if off is not None:
+        env.stderr.write(f"conch serve: {off}\n")
     config = ServerConfig(
         host=args.host,
         port=args.port,
