@@ -414,6 +414,67 @@ DENYLISTED = [
     "sed -i d /etc/passwd",
     "timeout --sig KILL 5 rm -rf /",
     "nice -n 5 rm -rf ~",
+    # paths computed at run time, or climbing out of an unknown directory
+    "rm -rf /proc/$$/root",
+    "cp x /proc/self/root/etc/passwd",
+    "rm -rf ../../..",
+    'rm -rf "${PWD%%/*}/"',
+    'rm -rf "$(dirname "$HOME")"',
+    "rm -rf /home/$LOGNAME",
+    "find \"$HOME\" -name '*' -delete",
+    # archive, sync or move away, then delete
+    "tar -C ~ --remove-files -czf /tmp/h.tgz .",
+    "rsync -r --remove-source-files /etc/ /tmp/etc/",
+    "rclone delete ~",
+    "rclone sync empty/ /",
+    "7z a -sdel /tmp/a.7z /etc",
+    # shells of other languages, and commands carried by options
+    "xonsh --command='rm -rf /'",
+    "pwsh -Command 'Remove-Item -Recurse /'",
+    "dc -e '!rm -rf ~'",
+    "git -c core.editor='rm -rf ~' commit",
+    "git -c alias.y='!rm -rf /' y",
+    "tar --to-command='rm -rf ~' -xf a.tar",
+    "man --pager='rm -rf /' ls",
+    "fd -X rm -rf ~ \\;",
+    # volumes, arrays, whole disks
+    "lvreduce -L 1M vg0/home",
+    "cryptsetup luksKillSlot /dev/sdb1 1",
+    "mdadm --zero-superblock /dev/sdb",
+    "btrfs subvolume delete /home",
+    "nvme sanitize /dev/nvme0",
+    "badblocks -wsv /dev/sdb",
+    "ddrescue /dev/zero /dev/sdb",
+    # the accounts, sudo and boot files, however spelled
+    "rm /etc/sudoers",
+    "chmod 777 /etc/passwd",
+    "chown nobody /etc/shadow",
+    "echo x > /etc/sudoers.d/evil",
+    "cp x //etc/sudoers",
+    "rm -f /boot/initrd.img",
+    "tee /boot/grub/grub.cfg",
+    "gawk -i inplace '{print}' /etc/group",
+]
+
+# Everyday forms near the catastrophic ones: never denylisted.
+NOT_DENYLISTED = [
+    'rm -rf "$tmpdir"',
+    "rm -rf ../build",
+    "rm -rf build/..",
+    "rm -rf ./node_modules",
+    "cp /boot/config-6.1 .",
+    "ls /boot",
+    "tar -czf /tmp/boot.tgz /boot",
+    "rsync -a --delete src/ dst/",
+    "rsync -a --remove-source-files out/ /mnt/backup/",
+    "git -c color.ui=always log",
+    "git -c core.pager='less -R' log",
+    "tar -xzf a.tgz -C /tmp/x",
+    "zip -r site.zip site",
+    "find /tmp/cache -type f -delete",
+    "env -C /tmp rm -rf build",
+    "cat /etc/passwd",
+    "sort /etc/passwd",
 ]
 
 
@@ -446,6 +507,12 @@ def test_a_catastrophic_form_is_denylisted_in_every_mode(
 ) -> None:
     verdict = assess(command, context)
     assert verdict.denylisted, verdict.reasons
+
+
+@pytest.mark.parametrize("command", NOT_DENYLISTED)
+def test_an_everyday_form_near_a_catastrophic_one_is_not_denylisted(command: str) -> None:
+    verdict = assess(command, PolicyContext(unsafe=True))
+    assert not verdict.denylisted, verdict.reasons
 
 
 def _reading(program: str, *words: str) -> list[str]:

@@ -22,7 +22,15 @@ from conch.policy.parse import (
     unquoted_word,
 )
 from conch.policy.plan import plan
-from conch.policy.wrappers import SHELLS, STDIN_SHELLS, WRAPPERS, reads_code_from_stdin, unwrap
+from conch.policy.wrappers import (
+    CODE_IN_OPTIONS,
+    FOREIGN_SHELLS,
+    SHELLS,
+    STDIN_SHELLS,
+    WRAPPERS,
+    reads_code_from_stdin,
+    unwrap,
+)
 
 MAX_NESTING = 8  # shell code inside shell code (bash -c "eval '...'")
 MAX_WRAPPING = 24  # sudo env nice timeout ... chains
@@ -400,7 +408,7 @@ class Walker:
         if args and any(f.name == name and None in f.calls for f in self.a.functions):
             # `f() { "$@"; }; f rm -rf /`: the function runs its arguments as a command.
             self.run(args, stdin_args, depth + 1)
-        if name not in WRAPPERS:
+        if name not in WRAPPERS and name not in CODE_IN_OPTIONS and name not in FOREIGN_SHELLS:
             return
         inner = unwrap(name, args)
         if inner.argv:

@@ -46,7 +46,13 @@ _FIND_DESTROYERS = frozenset({"rm", "shred", "unlink", "rmdir", "truncate", "dd"
     "mv",
     "wipefs",
 }
-_DEST_WRITERS = frozenset({"cp", "install", "ln", "rsync"})
+_DEST_WRITERS = frozenset({"cp", "install", "ln", "rsync", "ddrescue"})
+# Programs that delete a file or change who may read it: never the accounts, sudo or boot files.
+_CRITICAL_CHANGERS = frozenset(
+    {"rm", "unlink", "shred", "srm", "wipe", "truncate", "chmod", "chown", "chgrp", "chattr"}
+)
+# PowerShell's deleters, as they come out of `pwsh -c '...'` (names compared lowercased).
+_REMOVE_ITEM = frozenset({"remove-item", "ri", "del", "erase", "rd"})
 _ALL_WRITERS = frozenset({"tee", "truncate", "shred", "mv"})
 
 
@@ -55,7 +61,7 @@ def is_block_device(text: str | None) -> bool:
     globs that may match one (``/dev/sd?``)."""
     if text is None:
         return False
-    path = posixpath.normpath(text)
+    path = _through_proc(text) if text.startswith("/") else posixpath.normpath(text)
     if any(ch in GLOB_CHARS for ch in path):
         return any(
             _BLOCK_DEVICE.match(re.sub(r"\[[^]]*\]|[*?\[]", fill, path)) is not None
@@ -104,11 +110,15 @@ def catastrophic_path(arg: Arg | str | None, *, home: bool = True) -> bool:
         return False
     if isinstance(arg, Arg):
         texts = expand_braces(arg.path_text) if arg.brace and arg.path_text else [arg.path_text]
+        if arg.path_text is None:
+            texts = [_runtime_path(arg)]
     else:
         texts = [arg]
     for text in texts:
         absolute = _absolute(text.strip()) if text else None
         if absolute is None:
+            if text and _climbs(text.strip()):
+                return True
             continue
         path = posixpath.normpath(_strip_globs(absolute))
         path = "/" + path.lstrip("/")
@@ -124,6 +134,45 @@ def catastrophic_path(arg: Arg | str | None, *, home: bool = True) -> bool:
         ):
             return True
     return False
+
+
+# Programs whose output, substituted into a path, may well be `/` or a home directory.
+_PATH_PRINTERS = frozenset(
+    {"dirname", "printf", "echo", "pwd", "realpath", "readlink", "getent", "cut", "awk"}
+)
+_EXPANSION = re.compile(r"\$\{[^}]*\}|\$\(.*?\)|`[^`]*`|\$[A-Za-z_][A-Za-z0-9_]*|\$[$#?!@*0-9-]")
+
+
+def _runtime_path(arg: Arg) -> str | None:
+    """What a word only known at run time may be, as a path pattern: ``$PWD`` is an absolute
+    directory, ``${HOME...}`` with an operator (``${HOME:0:1}``, ``${HOME%/*}``) and the
+    output of a program that prints paths (``$(dirname ~)``, ``$(printf '\x2f')``) may be
+    ``/``, any other expansion may be anything (``/home/$USER`` is any home)."""
+    raw = arg.raw
+    if len(raw) >= 2 and raw[0] == raw[-1] == '"':
+        raw = raw[1:-1]
+    printers = {inv.name for inv in arg.inner} & _PATH_PRINTERS
+
+    def pattern(match: re.Match[str]) -> str:
+        text = match.group()
+        if text in ("$HOME", "${HOME}"):
+            return "~"
+        if text in ("$PWD", "${PWD}", "$OLDPWD", "${OLDPWD}"):
+            return "/*"
+        if re.match(r"\$\{(HOME|PWD|OLDPWD)\W", text):
+            return "/"
+        if text.startswith(("$(", "`")) and printers:
+            return "/"
+        return "*"
+
+    return _EXPANSION.sub(pattern, raw)
+
+
+def _climbs(text: str) -> bool:
+    """A relative path that only climbs, two levels or more (``../..``): from a working
+    directory that is not known, it may be a home directory or ``/``."""
+    parts = posixpath.normpath(text).split("/")
+    return len(parts) >= 2 and all(part == ".." for part in parts)
 
 
 def _options_and_operands(inv: Invocation) -> tuple[list[str], list[Arg]]:
@@ -315,12 +364,20 @@ def _check_named(
     why = reach.volume_destroyed(inv)
     if why is not None:
         return why
-    synced = reach.synced_with_delete(inv)
-    if synced is not None and catastrophic_path(synced):
-        return f"rsync deleting what its source lacks from {synced.raw!r}"
+    hit = next((a for a in reach.deleted_trees(inv) if catastrophic_path(a)), None)
+    if hit is not None:
+        return f"{name} deleting what a sync removes from {hit.raw!r}"
     hit = next((a for a in reach.archived_and_removed(inv) if catastrophic_path(a)), None)
     if hit is not None:
         return f"{name} removing {hit.raw!r} once archived"
+    if name in _CRITICAL_CHANGERS or name.lower() in _REMOVE_ITEM:
+        hit = next((a for a in operands if _critical(a.path_text)), None)
+        if hit is not None:
+            return f"{name} of {hit.raw!r}"
+    if name.lower() in _REMOVE_ITEM and any(o.lower().startswith("-r") for o in options):
+        hit = next((a for a in operands if catastrophic_path(a)), None)
+        if hit is not None:
+            return f"recursive {name} of {hit.raw!r}"
     if name in ("chmod", "chown", "chgrp") and _recursive(options):
         hit = next((a for a in operands if catastrophic_path(a, home=False)), None)
         if hit is not None:
@@ -392,7 +449,16 @@ def _outputs(inv: Invocation) -> list[Arg]:
 
 
 def _critical(text: str | None) -> bool:
-    return text is not None and posixpath.normpath(text) in CRITICAL_FILES
+    """The accounts and sudo files, ``/etc/sudoers.d/*``, and everything under ``/boot``
+    (kernels, initrds, the boot loader), however the path is spelled (``//etc//shadow``,
+    ``/proc/self/root/etc/shadow``)."""
+    if text is None or not text.startswith("/"):
+        return False
+    path = _through_proc(text)
+    return path in CRITICAL_FILES or path.startswith(_CRITICAL_TREES) or path == "/boot"
+
+
+_CRITICAL_TREES = ("/etc/sudoers.d/", "/boot/")
 
 
 def catastrophes(analysis: Analysis, depth: int = 0) -> list[str]:

@@ -19,13 +19,16 @@ from conch.policy.risk import Risk
 # Programs that destroy a volume, a pool or an encrypted disk's keys, by subcommand (None: any).
 _VOLUME_DESTROYERS: dict[str, frozenset[str] | None] = {
     "lvremove": None,
+    "lvreduce": None,
     "vgremove": None,
     "pvremove": None,
     "blkdiscard": None,
-    "cryptsetup": frozenset({"luksFormat", "erase", "luksErase"}),
+    "cryptsetup": frozenset({"luksFormat", "erase", "luksErase", "luksKillSlot"}),
     "zpool": frozenset({"destroy", "labelclear"}),
     "zfs": frozenset({"destroy"}),
     "dmsetup": frozenset({"remove_all", "wipe_table"}),
+    "mdadm": frozenset({"--zero-superblock"}),
+    "nvme": frozenset({"format", "sanitize"}),
 }
 # Options naming the directory a wrapper runs its command in.
 _CHDIR = {"env": ("-C", "--chdir"), "sudo": ("-D", "--chdir")}
@@ -63,22 +66,49 @@ def written_files(inv: Invocation) -> list[Arg]:
     editing = _IN_PLACE.get(inv.name or "", ())
     if editing and reading.names() & set(editing):
         found += [_arg(text) for text in operands]
+    if set(reading.values("-i", "--include")) & {"inplace", "inplace.awk"}:
+        found += [_arg(text) for text in operands]  # gawk -i inplace
     return found
 
 
-def synced_with_delete(inv: Invocation) -> Arg | None:
-    """The destination of ``rsync --delete`` (and its kin): what the source lacks is deleted
-    there, so an empty source empties it."""
+def deleted_trees(inv: Invocation) -> list[Arg]:
+    """What a sync deletes: the destination of ``rsync --delete`` (and its kin) and of
+    ``rclone sync``, where what the source lacks is deleted, so an empty source empties it;
+    the sources of ``rsync --remove-source-files``; what ``rclone purge``/``delete`` and
+    ``btrfs subvolume delete`` name."""
+    texts = [t for t in inv.texts() if t is not None]
+    if inv.name == "btrfs":
+        words = [t for t in texts if not t.startswith("-")]
+        deletes = words[:2] in (["subvolume", "delete"], ["subvolume", "del"])
+        return [_arg(w) for w in words[2:]] if deletes else []
+    if inv.name == "rclone":
+        words = [t for t in texts if not t.startswith("-")]
+        if words[:1] == ["sync"] and len(words) >= 3:
+            return [_arg(words[-1])]
+        if words[:1] and words[0] in ("purge", "delete", "rmdirs", "deletefile"):
+            return [_arg(w) for w in words[1:]]
+        return []
     reading = _reading(inv) if inv.name == "rsync" else None
     if reading is None or not reading.operands:
-        return None
-    if any(option.risk is Risk.DESTRUCTIVE for option, _value in reading.options):
-        return _arg(reading.operands[-1])
-    return None
+        return []
+    names = reading.names()
+    found = []
+    if "--remove-source-files" in names:
+        found += [_arg(text) for text in reading.operands[:-1]]
+    if any(
+        o.risk is Risk.DESTRUCTIVE and o.name != "--remove-source-files" for o, _ in reading.options
+    ):
+        found.append(_arg(reading.operands[-1]))
+    return found
 
 
 def archived_and_removed(inv: Invocation) -> list[Arg]:
-    """What ``tar --remove-files`` and ``zip -m`` delete once archived: their operands."""
+    """What ``tar --remove-files``, ``zip -m`` and ``7z -sdel`` delete once archived: their
+    operands (read from tar's ``-C DIR``)."""
+    if inv.name == "7z":
+        texts = [t for t in inv.texts() if t is not None]
+        words = [t for t in texts if not t.startswith("-")]
+        return [_arg(w) for w in words[2:]] if "-sdel" in texts else []
     reading = _reading(inv) if inv.name in ("tar", "zip") else None
     if reading is None:
         return []
@@ -86,11 +116,18 @@ def archived_and_removed(inv: Invocation) -> list[Arg]:
     if not reading.names() & removes:
         return []
     operands = reading.operands[1:] if inv.name == "zip" else reading.operands
-    return [_arg(text) for text in operands]
+    directory = next(iter(reading.values("-C", "--directory")[-1:]), None)
+    return [
+        _arg(posixpath.join(directory, text) if directory and text else text) for text in operands
+    ]
 
 
 def volume_destroyed(inv: Invocation) -> str | None:
-    """Why ``inv`` destroys a logical volume, a pool or an encrypted disk, or None."""
+    """Why ``inv`` destroys a logical volume, a pool, an array, an encrypted disk's keys or
+    a whole disk's data, or None."""
+    if inv.name == "badblocks":
+        writes = any(re.fullmatch(r"-[a-zA-Z]*w[a-zA-Z]*", t or "") for t in inv.texts())
+        return "badblocks -w overwrites the whole disk" if writes else None
     if inv.name not in _VOLUME_DESTROYERS:
         return None
     words = _VOLUME_DESTROYERS[inv.name]
@@ -130,25 +167,25 @@ def find_start(inv: Invocation) -> int:
         else:
             break
     for j in range(i, len(texts)):
-        text = texts[j]
+        text = texts[j] if texts[j] is not None else inv.args[j].path_text
         if text is None or text.startswith(("-", "(", "!", ")")):
             return j
     return len(texts)
 
 
 def find_starts(inv: Invocation) -> list[Arg]:
-    """The start points of ``find``."""
-    end = find_start(inv)
-    skipped = [a for a in inv.args[:end] if a.text is not None]
+    """The start points of ``find`` (``$HOME`` included: its words may be known only as
+    paths)."""
+    args = inv.args[: find_start(inv)]
     starts = []
     i = 0
-    while i < len(skipped):
-        text = skipped[i].text or ""
+    while i < len(args):
+        text = args[i].text
         if text == "-D":
             i += 2
             continue
-        if text not in ("-H", "-L", "-P", "--") and not re.fullmatch(r"-O[0-9]*", text):
-            starts.append(skipped[i])
+        if text not in ("-H", "-L", "-P", "--") and not re.fullmatch(r"-O[0-9]*", text or "-"):
+            starts.append(args[i])
         i += 1
     return starts
 

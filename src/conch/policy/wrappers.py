@@ -54,6 +54,21 @@ _RUNNERS = frozenset(
 # Programs that run a shell string given with -c, wherever it stands.
 _DASH_C = frozenset({"script", "sg", "flock"})
 WRAPPERS = _RUNNERS | {"busybox", "eval", "su", "find", "toybox", "alias"} | _DASH_C | SHELLS
+# Shells of other languages: their -c code is read as shell code for the denylist only (the
+# program stays unknown).
+FOREIGN_SHELLS = frozenset(
+    {"nu", "xonsh", "elvish", "pwsh", "powershell", "osh", "ysh", "oil", "ion", "murex"}
+)
+# Programs whose options or `+` commands carry a command they run through a shell: a pager
+# (`git -c core.pager=CMD`, `man -P CMD`), an alias (`git -c alias.x=!CMD`), a checkpoint
+# action (`tar --checkpoint-action=exec=CMD`), an escape (`less +!CMD`, `dc -e '!CMD'`), or a
+# command per result (`fd -x CMD`).
+CODE_IN_OPTIONS = frozenset({"git", "tar", "man", "less", "more", "dc", "fd", "fdfind"})
+_GIT_COMMAND_KEY = re.compile(
+    r"(^|\.)(pager|editor|sshcommand|external|program|textconv|askpass|fsmonitor|clean"
+    r"|smudge|process|helper|cmd|command|tool|path)$|^pager\.",
+    re.IGNORECASE,
+)
 # Programs that read shell commands from stdin (`echo CMD | at now`, `parallel` without a
 # command), besides the shells.
 STDIN_SHELLS = frozenset({"at", "batch", "parallel", "sem"})
@@ -103,6 +118,55 @@ def _shell(args: list[Arg]) -> Unwrapped:
     if "-c" in flags and index < len(args):
         return Unwrapped(script=[args[index]])
     return Unwrapped()
+
+
+def _foreign_shell(args: list[Arg]) -> Unwrapped:
+    """``nu -c CODE``, ``pwsh -Command CODE``, ``xonsh --command=CODE``."""
+    for i, arg in enumerate(args):
+        text = arg.text or ""
+        if text.lower().startswith("--command="):
+            return Unwrapped(script=[Arg(arg.raw, text.split("=", 1)[1])])
+        if text.lower() in ("-c", "--command", "-command", "-e", "--execute") and i + 1 < len(args):
+            return Unwrapped(script=[args[i + 1]])
+    return Unwrapped()
+
+
+def _option_code(name: str, args: list[Arg]) -> Unwrapped:
+    """The shell code and commands a program's options make it run (see CODE_IN_OPTIONS)."""
+    found = table(name)
+    if found is None:
+        return Unwrapped()
+    reading = read(found, [a.text for a in args])
+    code: list[str | None] = []
+    if name == "git":
+        for setting in reading.values("-c"):
+            key, _, value = (setting or "").partition("=")
+            if setting is None or value.startswith("!"):
+                code.append(None if setting is None else value[1:])
+            elif _GIT_COMMAND_KEY.search(key):
+                code.append(value)
+    elif name == "tar":
+        actions = reading.values("--checkpoint-action")
+        code += [a[5:] if a else None for a in actions if a is None or a.startswith("exec=")]
+        code += reading.values(
+            "--to-command", "--use-compress-program", "-I", "--info-script", "-F"
+        )
+        code += reading.values("--new-volume-script", "--rsh-command", "--rmt-command")
+    elif name == "man":
+        code += [v for v in reading.values("-P", "--pager", "-H", "--html") if v != ""]
+    elif name in ("less", "more"):
+        code += [w[2:] for w in reading.plus if w[1:2] in ("!", "|")]
+    elif name == "dc":
+        for script in reading.scripts:
+            code += [line.split("!", 1)[1] for line in (script or "!").splitlines() if "!" in line]
+    out = Unwrapped(script=[_join([Arg(c or "$?", c) for c in code], "\n")] if code else [])
+    if name in ("fd", "fdfind"):
+        for i, arg in enumerate(args):
+            if arg.text in ("-x", "-X", "--exec", "--exec-batch"):
+                end = next((j for j in range(i + 1, len(args)) if args[j].text == ";"), len(args))
+                if end > i + 1:
+                    out.execs.append(args[i + 1 : end])
+    return out
 
 
 def _switch_user(name: str, args: list[Arg]) -> Unwrapped | None:
@@ -183,6 +247,10 @@ def unwrap(name: str, args: list[Arg]) -> Unwrapped:
     """What the wrapper ``name`` runs given its ``args`` (empty result when it runs nothing)."""
     if name in SHELLS:
         return _shell(args)
+    if name in FOREIGN_SHELLS:
+        return _foreign_shell(args)
+    if name in CODE_IN_OPTIONS:
+        return _option_code(name, args)
     if name in _DASH_C:
         found = _dash_c(args)
         if found.script or name != "flock":
