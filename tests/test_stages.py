@@ -130,7 +130,7 @@ def test_cd_through_a_symlink_out_of_the_directory_is_refused(names: Path, tmp_p
     result = _result("cd out && ls", names)
 
     assert result.exit_code == 1 and result.stdout == ""
-    assert "leaves the working directory" in result.stderr
+    assert "leaves the workspace" in result.stderr
 
 
 def test_globs_are_expanded_by_conch_in_every_stage(names: Path, tmp_path: Path) -> None:
