@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conch.config.settings import PermissionSettings
+from conch.config.permissions import PermissionSettings
 from conch.policy import Risk
 from conch.policy.rules import (
     Action,

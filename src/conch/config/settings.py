@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from conch.config.mcpservers import MCP_SERVER_NAME, McpServerSettings
 from conch.config.paths import Paths
+from conch.config.permissions import PermissionSettings
 from conch.config.problems import file_problems, listing, value_problems
 from conch.errors import ConfigError
 
@@ -222,25 +223,6 @@ class ShellSettings(_Model):
     capture_output: bool = True  # what your commands print reaches the next model turn
     prices: dict[str, PriceSettings] = Field(default_factory=dict)  # by model name
     cost_warning: float | None = Field(default=None, gt=0)  # warn once past this session cost
-
-
-PermissionWord = Literal["allow", "ask", "deny"]
-
-
-class PermissionSettings(_Model):
-    """``permissions:``: per tool, glob patterns with allow, ask or deny (the last that
-    matches wins), and ``deny``, commands refused in every mode (``conch help policy``).
-    ``bash`` matches a command's text, ``write``/``delete``/``move``/``read`` a path
-    relative to the working directory, ``mcp`` ``server.tool``, ``fetch`` a URL."""
-
-    deny: list[str] = Field(default_factory=list)
-    bash: dict[str, PermissionWord] = Field(default_factory=dict)
-    write: dict[str, PermissionWord] = Field(default_factory=dict)
-    delete: dict[str, PermissionWord] = Field(default_factory=dict)
-    move: dict[str, PermissionWord] = Field(default_factory=dict)
-    read: dict[str, PermissionWord] = Field(default_factory=dict)
-    mcp: dict[str, PermissionWord] = Field(default_factory=dict)
-    fetch: dict[str, PermissionWord] = Field(default_factory=dict)
 
 
 class Settings(_Model):

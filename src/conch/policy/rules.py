@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from conch.config.settings import PermissionSettings
+from conch.config.permissions import PermissionSettings
 from conch.policy.classify import Risk
 
 __all__ = [
