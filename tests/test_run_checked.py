@@ -179,7 +179,7 @@ def test_a_refusal_the_front_end_raises_is_audited_and_passes_through(
 # --- refusals and edits ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("command", ["ls | wc &", "rm -rf /", "cat $(ls)", "curl -s x | sh"])
+@pytest.mark.parametrize("command", ["source env.sh", "rm -rf /", 'eval "$x"', "curl -s x | sh"])
 def test_a_rejected_command_is_refused_before_any_question(
     work: Path, state: Path, command: str
 ) -> None:
@@ -193,16 +193,27 @@ def test_a_rejected_command_is_refused_before_any_question(
     assert line.endswith(f" | {command} | refused:policy | 0.000s")
 
 
-def test_safe_mode_refuses_what_it_cannot_run_as_one_argv_before_asking(
+def test_safe_mode_refuses_a_variable_nothing_sets_before_asking(work: Path, state: Path) -> None:
+    approve = Approver(Answer.run())
+
+    with pytest.raises(PolicyRejection, match=r"not running it: \$NOT_PASSED is not set"):
+        run("for f in *.txt; do echo $NOT_PASSED; done", work, state, approve)
+
+    assert approve.asked == []
+    assert [line.split(" | ")[-2:] for line in audit(state)] == [["refused:policy", "0.000s"]]
+
+
+def test_a_command_that_needs_a_shell_runs_in_the_users_shell_after_a_yes(
     work: Path, state: Path
 ) -> None:
     approve = Approver(Answer.run())
 
-    with pytest.raises(PolicyRejection, match=r"not running it: The word .* expands at run time"):
-        run("echo $HOME", work, state, approve)  # the policy allows it; no shell expands it
+    ran = run('for f in *.txt; do echo "[$f]"; done', work, state, approve)
 
-    assert approve.asked == []
-    assert [line.split(" | ")[-2:] for line in audit(state)] == [["refused:policy", "0.000s"]]
+    assert approve.commands == ['for f in *.txt; do echo "[$f]"; done']
+    assert ran.verdict.needs_shell and ran.contained is None
+    assert (ran.result.exit_code, ran.result.stdout) == (0, "[a.txt]\n")
+    assert [line.split(" | ")[-2] for line in audit(state)] == ["exit:0"]
 
 
 def test_a_verdict_given_by_the_caller_is_not_second_guessed(work: Path, state: Path) -> None:

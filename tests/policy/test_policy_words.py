@@ -132,14 +132,21 @@ def test_verdict_to_json_has_every_field() -> None:
         "operators": ["|"],
         "paths": [],
         "denylisted": False,
+        "needs_shell": False,
     }
 
 
-def test_a_reason_for_what_needs_a_shell_tells_the_user_about_unsafe_mode() -> None:
+def test_a_command_that_needs_a_shell_says_it_runs_through_one_contained() -> None:
     assert assess("ls | wc -l $(cat list)").reasons[0] == (
-        "The word '$(cat list)' expands at run time, which needs a shell: safe mode runs "
-        "programs, joined by |, &&, || or ; and with file redirections, without a shell; "
-        "unsafe mode runs your shell and always asks first."
+        "Runs through a shell (the word '$(cat list)' expands at run time); what runs without "
+        "a question runs contained."
+    )
+
+
+def test_what_safe_mode_refuses_even_in_a_shell_tells_the_user_about_unsafe_mode() -> None:
+    assert assess('for f in *; do rm -rf "$f"; done').reasons[0] == (
+        "rm is given '\"$f\"', a path only known at run time, which the denylist cannot "
+        "judge. Safe mode does not run it; unsafe mode runs your shell and always asks first."
     )
 
 
@@ -159,7 +166,8 @@ def test_an_operator_in_a_one_program_prompt_config_names_the_setting() -> None:
 @pytest.mark.parametrize(
     ("command", "context", "needs_unsafe"),
     [
-        ("ls | wc &", PolicyContext(), True),  # needs a shell: unsafe mode would ask, then run it
+        ("ls | wc &", PolicyContext(), False),  # runs through a shell
+        ("source env.sh", PolicyContext(), True),  # code it cannot see: unsafe mode would ask
         ("$CMD x", PolicyContext(), True),  # the program is known only at run time
         ("echo 'oops", PolicyContext(), True),  # does not parse
         ("ls | wc", PolicyContext(unsafe=True), False),  # not rejected at all

@@ -126,20 +126,27 @@ REFUSED = [
 
 
 @pytest.mark.parametrize(("command", "reason"), REFUSED, ids=repr)
-def test_what_still_needs_a_shell_is_refused_with_the_reason(command: str, reason: str) -> None:
+def test_what_needs_a_shell_runs_through_one_and_says_why(command: str, reason: str) -> None:
     with pytest.raises(PolicyRejection) as caught:
         plan(command, ENVIRON, cwd=CWD)
     assert reason in str(caught.value)
     verdict = assess(command, PolicyContext(cwd=CWD, environ=ENVIRON))
-    assert verdict.decision is Decision.REJECT and verdict.needs_unsafe
-    assert any(reason in r for r in verdict.reasons), verdict.reasons
+    if "is not set" in reason:
+        # The shell would see it empty: refused, so the user learns to pass it.
+        assert verdict.decision is Decision.REJECT and verdict.needs_unsafe
+        assert any(reason in r for r in verdict.reasons), verdict.reasons
+    else:
+        assert verdict.decision is not Decision.REJECT and verdict.needs_shell
+        what = reason.removesuffix(" needs a shell")
+        assert what.lower() in verdict.reasons[0].lower(), verdict.reasons
 
 
 @pytest.mark.parametrize("command", ["echo $HOME", "cp file{,.bak}", "echo {1..3}"])
 def test_without_the_environment_variables_and_braces_need_a_shell(command: str) -> None:
     with pytest.raises(PolicyRejection, match="needs a shell"):
         plan(command)
-    assert assess(command, PolicyContext(cwd=CWD)).decision is Decision.REJECT
+    verdict = assess(command, PolicyContext(cwd=CWD))
+    assert verdict.needs_shell and verdict.decision is not Decision.REJECT, verdict.reasons
 
 
 def test_brace_expansion_is_capped_for_a_word_and_for_the_whole_command() -> None:
@@ -314,7 +321,7 @@ def workspace(tmp_path: Path) -> Path:
 
 
 CD = [
-    # (command, allowed without a root, allowed with the root at ws)
+    # (command, run as a plan without a root, allowed with the root at ws)
     ("cd sub && ls", True, True),
     ("cd sub/.. && ls", True, True),
     ("cd .. && ls", False, True),
@@ -330,16 +337,18 @@ CD = [
 ]
 
 
-@pytest.mark.parametrize(("command", "alone", "rooted"), CD, ids=repr)
+@pytest.mark.parametrize(("command", "planned", "rooted"), CD, ids=repr)
 def test_cd_goes_anywhere_inside_the_workspace_and_nowhere_else(
-    workspace: Path, command: str, alone: bool, rooted: bool
+    workspace: Path, command: str, planned: bool, rooted: bool
 ) -> None:
     proj = workspace / "proj"
     command = command.replace("PROJ", str(proj)).replace("WS", str(workspace))
-    for root, allowed in ((None, alone), (workspace, rooted)):
-        context = PolicyContext(cwd=proj, sandbox_root=root, environ=ENVIRON)
-        verdict = assess(command, context)
-        assert (verdict.decision is not Decision.REJECT) is allowed, (root, verdict.reasons)
+    # Without a root, a `cd` the plan does not make runs through a shell.
+    alone = assess(command, PolicyContext(cwd=proj, environ=ENVIRON))
+    assert alone.decision is not Decision.REJECT and alone.needs_shell is not planned
+    # With one, a shell's `cd` is refused: the paths after it are not followed.
+    verdict = assess(command, PolicyContext(cwd=proj, sandbox_root=workspace, environ=ENVIRON))
+    assert (verdict.decision is not Decision.REJECT) is rooted, verdict.reasons
 
 
 def test_without_a_working_directory_cd_only_goes_down() -> None:

@@ -1,4 +1,4 @@
-"""What safe mode runs itself, without a shell, and what it still leaves to unsafe mode."""
+"""What safe mode runs itself, without a shell, and what it runs through a shell instead."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from conch.messages import RedirectKind
 from conch.policy import Decision, PolicyContext, assess
 from conch.policy.plan import plan
 
-# (command, safe mode runs it without a shell)
+# (command, safe mode runs it without a shell); the rest runs through a shell, except
+# REFUSED_EVEN_IN_A_SHELL.
 TABLE = [
     # one program, as always
     ("ls -la", True),
@@ -57,7 +58,7 @@ TABLE = [
     ("ls > 'my file.txt'", True),
     ("ls > ~/listing.txt", True),
     ("ls # and a comment", True),
-    # what needs a shell
+    # what needs a shell, so runs through one
     ("echo $(date)", False),
     ("echo `date`", False),
     ("diff <(ls a) <(ls b)", False),
@@ -95,10 +96,15 @@ TABLE = [
     ("cd .. && ls", False),
     ("cd src/../.. && ls", False),
     ("cd src | ls", False),
-    ("sh -c 'ls | wc'", False),
-    ("bash -c 'a && b'", False),
+    # shell code handed to a shell: conch spawns that shell like any program
+    ("sh -c 'ls | wc'", True),
+    ("bash -c 'a && b'", True),
     ("ls | sh", False),
 ]
+
+
+# Code the policy cannot see: refused in safe mode even through a shell.
+REFUSED_EVEN_IN_A_SHELL = {"source env.sh", "ls | sh"}
 
 
 @pytest.mark.parametrize(("command", "runs_itself"), TABLE, ids=repr)
@@ -106,13 +112,18 @@ def test_safe_mode_runs_a_command_itself_exactly_when_the_table_says(
     command: str, runs_itself: bool
 ) -> None:
     verdict = assess(command)
-    if runs_itself:
+    if command in REFUSED_EVEN_IN_A_SHELL:
+        assert verdict.decision is Decision.REJECT and verdict.needs_unsafe, verdict.reasons
+    elif runs_itself:
         assert verdict.decision is not Decision.REJECT, verdict.reasons
+        assert not verdict.needs_shell
         plan(command)
     else:
-        assert verdict.decision is Decision.REJECT
-        assert verdict.needs_unsafe, verdict.reasons
-        assert assess(command, PolicyContext(unsafe=True)).decision is Decision.CONFIRM
+        assert verdict.decision is not Decision.REJECT, verdict.reasons
+        assert verdict.reasons[0].startswith("Runs through a shell ("), verdict.reasons
+        with pytest.raises(PolicyRejection):
+            plan(command)
+    assert assess(command, PolicyContext(unsafe=True)).decision is Decision.CONFIRM
 
 
 def test_the_table_covers_at_least_sixty_commands_both_ways() -> None:

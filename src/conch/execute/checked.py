@@ -1,10 +1,12 @@
 """Running a checked command: the one call every surface makes to run what the policy allowed.
 
 ``run_checked`` refuses a command the policy rejects, asks the front end (its ``approve``
-callback) when the confirmation rule says a question is needed, spawns the program from an
-argv in safe mode or hands the text to the user's shell in unsafe mode, applies the timeout
-and the output caps, and appends one line to the audit log, for a refused command too. It never prints, reads the
-terminal or exits: the front end asks, the library decides and runs.
+callback) when the confirmation rule says a question is needed, and runs it: safe mode spawns
+the programs itself from the plan the policy read (no shell), or, for a command that needs
+one (a loop, ``$(...)``...), runs ``/bin/sh -c`` contained, or the user's shell after a
+person's yes; unsafe mode hands the text to the user's shell. It applies the timeout and the
+output caps, and appends one line to the audit log, for a refused command too. It never
+prints, reads the terminal or exits: the front end asks, the library decides and runs.
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ from conch.policy.rules import ExecutionMode, Outcome, Ruling
 
 # The exit code of a command stopped by Ctrl+C (128 + SIGINT), as the shell reports it.
 _INTERRUPTED = 130
+# The shell a contained command that needs one runs in: the same on every machine, and it
+# reads no start-up file of the user's (a person's yes runs their own shell instead).
+CONTAINED_SHELL = "/bin/sh"
 
 
 class Choice(StrEnum):
@@ -120,9 +125,13 @@ def run_checked(
     The mode comes from the context: safe mode runs the command without a shell, as the
     plan ``conch.policy.plan.plan`` makes of it (each program spawned by conch, pipes,
     ``&&``/``||``/``;`` and file redirections done by conch, globs and ``~`` expanded by
-    conch); unsafe mode (``context.unsafe``) runs ``shell -c command``. Whether to ask is ``conch.policy.confirm.confirmation`` with the
-    surface's ``options`` (None: no flags, no allowed-program list, so every command is
-    asked about). ``verdict`` is the policy's verdict when the caller has it already.
+    conch); a command that needs a real shell (``Verdict.needs_shell``: a loop, ``$(...)``,
+    a here-document...) runs as ``/bin/sh -c command`` when nobody was asked (contained, like
+    every such run) and as ``shell -c command`` after a person's yes. Unsafe mode
+    (``context.unsafe``) runs ``shell -c command``. Whether to ask is
+    ``conch.policy.confirm.command_ruling`` with the surface's ``options`` (None: no flags,
+    no allowed-program list, so every command is asked about). ``verdict`` is the policy's
+    verdict when the caller has it already.
 
     ``interactive`` runs the command on the user's terminal (stdin, stdout and stderr
     inherited; Ctrl+C goes to the command); otherwise it runs in its own process group with
@@ -131,9 +140,8 @@ def run_checked(
     before it is spawned. The audit line goes to ``state_dir/audit.log`` (none when
     ``state_dir`` is None), for a command stopped by Ctrl+C too.
 
-    Raises PolicyRejection for a command the policy rejects (an edit included), or, in safe
-    mode, one that needs a shell (``conch.policy.plan.plan`` says why), before any question;
-    ConfirmationRequired when ``approve`` aborts. Nothing has run then. Whatever ``approve``
+    Raises PolicyRejection for a command the policy rejects (an edit included) or the rule
+    refuses, before any question; ConfirmationRequired when ``approve`` aborts. Nothing has run then. Whatever ``approve``
     raises passes through. A command that cannot start is a result (exit code 127 or 126 and
     an ``error``), not an exception.
 
@@ -155,9 +163,8 @@ def run_checked(
     ruling: Ruling | None = None
     while True:
         refuse_rejected(command, verdict, cwd=cwd, state_dir=state_dir)
-        # Safe mode runs the command without a shell: refuse what needs one before anyone
-        # is asked about it.
-        steps = None if context.unsafe else _plan(command, context, cwd, state_dir)
+        # Safe mode runs the plan of programs when there is one; else a shell runs the text.
+        steps = None if context.unsafe else _plan(command, context, cwd)
         ruling = command_ruling(
             command,
             verdict,
@@ -239,11 +246,14 @@ def _run(
     max_stderr: int,
 ) -> ExecResult:
     """Run the checked command: contained in ``shape`` (bubblewrap ``box``) or not; a plan
-    of several programs through conch's plan runner, one program from its argv, or (unsafe
-    mode, ``steps`` None) the user's shell."""
+    of several programs through conch's plan runner, one program from its argv, or, with no
+    plan (``steps`` None: it needs a shell, or unsafe mode), ``/bin/sh`` contained and the
+    user's ``shell`` otherwise."""
     if shape is not None:
-        assert box.path is not None and steps is not None  # contained: safe mode, a sandbox
-        if steps.simple:
+        assert box.path is not None  # contained: safe mode, a sandbox
+        if steps is None:
+            argv = [CONTAINED_SHELL, "-c", command]
+        elif steps.simple:
             argv = expand_words(steps.stages[0].words, cwd)
         else:
             argv = plan_runner_argv(steps, cwd)
@@ -295,12 +305,13 @@ def refuse_rejected(command: str, verdict: Verdict, *, cwd: Path, state_dir: Pat
         raise PolicyRejection(f"not running it: {reason}")
 
 
-def _plan(command: str, context: PolicyContext, cwd: Path, state_dir: Path | None) -> Plan:
+def _plan(command: str, context: PolicyContext, cwd: Path) -> Plan | None:
+    """The plan safe mode runs ``command`` as, or None when it needs a shell (the verdict
+    has judged it whole either way)."""
     try:
         return plan(command, context.environ, cwd=cwd, root=context.sandbox_root)
-    except PolicyRejection as exc:
-        audit_refusal(state_dir, command, cwd, "policy")
-        raise PolicyRejection(f"not running it: {exc}") from None
+    except PolicyRejection:
+        return None
 
 
 def _ask(

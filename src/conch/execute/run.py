@@ -1,8 +1,9 @@
 """The two ways a checked command runs: live on the user's terminal, or captured with caps.
 
 ``conch.execute.checked.run_checked`` picks one; surfaces call that, not these. Safe mode
-spawns the program directly from an argv (``conch.execute.stages.expand_words`` does the globbing a shell would
-have done); unsafe mode hands the text to the user's shell with ``-c``. A captured run goes
+spawns the program directly from an argv (``conch.execute.stages.expand_words`` does the
+globbing a shell would have done); a command that needs a shell, and every command in unsafe
+mode, goes to a shell as text with ``-c``. A captured run goes
 through ``conch.host.process.run_process`` (its own process group, caps, group kill). Neither
 raises for a command that cannot start: the result carries exit code 127/126 and an
 ``error`` line.

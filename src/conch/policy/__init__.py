@@ -2,7 +2,10 @@
 
 ``assess`` parses the command with tree-sitter-bash, finds every program it would run
 (nested shells, substitutions and wrappers such as ``sudo`` or ``xargs`` included), and
-returns a Verdict: allow, confirm or reject, with the reasons. See docs/policy.md.
+returns a Verdict: allow, confirm or reject, with the reasons. In safe mode a command that
+needs a real shell (a loop, ``$(...)``, a here-document...) is judged like any other and runs
+through a shell (``Verdict.needs_shell``), contained when nobody is asked; what the policy
+cannot see or judge in it stays refused (``conch.policy.shell``). See docs/policy.md.
 """
 
 from __future__ import annotations
@@ -21,6 +24,15 @@ from conch.policy.model import Analysis
 from conch.policy.plan import analyse_plan, plan, simple_words
 from conch.policy.rules import ExecutionMode, Outcome, mode_outcome
 from conch.policy.sandbox import path_args, sandbox_violations
+from conch.policy.shell import (
+    code_runner,
+    directory_change,
+    extra_risks,
+    refusals,
+    through_shell,
+    unset_variables,
+)
+from conch.policy.shell import readings as loop_readings
 
 __all__ = [
     "Decision",
@@ -70,12 +82,17 @@ class Verdict:
     operators: tuple[str, ...]
     paths: tuple[str, ...]
     denylisted: bool = False
-    # Rejected only for what needs a real shell (operators, words that expand at run time,
-    # text that does not parse): unsafe mode would run it, after asking.
+    # Rejected only for what safe mode will not run (text that does not parse, code the
+    # policy cannot see, a path only known at run time given to a program that destroys):
+    # unsafe mode would run it, after asking.
     needs_unsafe: bool = False
     # The risk of each program and redirection found, deduplicated (``risk`` is the highest):
     # what a contained run is shaped by.
     risks: tuple[Risk, ...] = ()
+    # Runs through a shell: safe mode cannot run it as a plan of programs (a loop, ``$(...)``,
+    # a here-document...), so it runs as ``sh -c`` (contained when nobody is asked, in the
+    # user's shell after a yes); unsafe mode runs everything through the user's shell.
+    needs_shell: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (for ``--json`` output and history)."""
@@ -87,37 +104,39 @@ class Verdict:
             "operators": list(self.operators),
             "paths": list(self.paths),
             "denylisted": self.denylisted,
+            "needs_shell": self.needs_shell,
         }
 
 
 _NEEDS_SHELL = (
-    "{why}: safe mode runs programs, joined by |, &&, || or ; and with file redirections, "
-    "without a shell; unsafe mode runs your shell and always asks first."
+    "{why}: safe mode runs it only where it can check every program the shell would run "
+    "(a prompt config that lists programs: never); unsafe mode runs your shell and always "
+    "asks first."
 )
 _ONE_PROGRAM = (
     "Disallowed shell operator {op!r}: this prompt config allows one program at a time "
     "(allow_pipelines: true allows pipes and lists); unsafe mode allows operators and always "
     "asks first."
 )
+_REFUSED_IN_SHELL = (
+    "{why} Safe mode does not run it; unsafe mode runs your shell and always asks first."
+)
 
 
-def _shell_free(command: str, analysis: Analysis, context: PolicyContext) -> list[str]:
-    """Why safe mode cannot run ``command`` itself (empty: it can)."""
-    operators = tuple(dict.fromkeys(analysis.operators))
-    if operators and not context.pipelines:
-        return [_ONE_PROGRAM.format(op=op) for op in operators]
-    nested = tuple(dict.fromkeys(analysis.nested_operators))
-    if nested:
-        why = f"The command hands shell code using {', '.join(nested)} to a shell"
-        return [_NEEDS_SHELL.format(why=why)]
-    if analysis.nested_needs:
-        why = f"The command hands a shell code that needs one ({analysis.nested_needs[0]})"
-        return [_NEEDS_SHELL.format(why=why)]
+def _shell_need(command: str, analysis: Analysis, context: PolicyContext) -> tuple[str, bool]:
+    """What in ``command`` needs a real shell (empty: nothing), and whether the command itself
+    does (True: it runs as ``sh -c``) or only shell code one of its programs runs (``bash -c``:
+    conch spawns that shell as it spawns any program)."""
     try:
         plan(command, context.environ, cwd=context.cwd, root=context.sandbox_root)
     except PolicyRejection as exc:
-        return [_NEEDS_SHELL.format(why=str(exc).rstrip("."))]
-    return []
+        return str(exc), True
+    nested = tuple(dict.fromkeys(analysis.nested_operators))
+    if nested:
+        return f"a program runs shell code using {', '.join(nested)}", False
+    if analysis.nested_needs:
+        return f"a program runs shell code: {analysis.nested_needs[0]}", False
+    return "", False
 
 
 def _analyse(command: str, context: PolicyContext | None = None) -> Analysis:
@@ -139,6 +158,18 @@ def _analyse(command: str, context: PolicyContext | None = None) -> Analysis:
         return failed
 
 
+def _views(command: str, analysis: Analysis) -> list[Analysis]:
+    """What the checks judge: ``analysis``, or each reading of the command with its ``for``
+    loops' variables replaced by their words (``conch.policy.shell.readings``), when every
+    reading parses."""
+    if analysis.failures or analysis.unknowable:
+        return [analysis]
+    unrolled = [_analyse(reading) for reading in loop_readings(command)]
+    if not unrolled or any(view.failures or view.unknowable for view in unrolled):
+        return [analysis]
+    return unrolled
+
+
 def _names(analysis: Analysis) -> tuple[str, ...]:
     return tuple(dict.fromkeys(i.name for i in analysis.invocations if i.name is not None))
 
@@ -155,19 +186,27 @@ def _whitelist(analysis: Analysis, allowed: frozenset[str]) -> list[str]:
     return reasons
 
 
+def _once(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
 def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
     """Judge ``command`` under ``context``. Pure apart from resolving paths for the sandbox."""
     analysis = _analyse(command, context)
+    views = _views(command, analysis)
     commands = _names(analysis)
     operators = tuple(dict.fromkeys(analysis.operators))
-    paths = path_args(analysis, context.cwd)
-    risks = [classify(inv) for inv in analysis.invocations]
-    risks += [redirect_risk(r) for r in analysis.redirects]
+    paths = _once([p for view in views for p in path_args(view, context.cwd)])
+    risks = [classify(inv) for view in views for inv in view.invocations]
+    risks += [redirect_risk(r) for view in views for r in view.redirects]
+    risks += [risk for view in views for risk, _why in extra_risks(view)]
     if analysis.failures or analysis.unknowable:
         risks.append(Risk.UNKNOWN)
     risk = highest(risks)
 
     denied = catastrophes(analysis)
+    for view in views:
+        denied += [why for why in catastrophes(view) if why not in denied]
     for reading in readings(command, analysis):
         denied += [why for why in catastrophes(_analyse(reading)) if why not in denied]
     if analysis.failures and not denied and textual_catastrophe(command):
@@ -178,17 +217,44 @@ def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
     reasons: list[str] = list(denied)
     reject = bool(denied)
 
+    needs_shell = context.unsafe
     relaxable = list(dict.fromkeys(analysis.failures)) + list(dict.fromkeys(analysis.unknowable))
     if context.unsafe:
         relaxable = [f"{r} (unsafe mode: asking for confirmation instead)" for r in relaxable]
         reasons += [f"Shell operator {op!r} allowed in unsafe mode." for op in operators]
     elif relaxable:
         reject = True
+    elif operators and not context.pipelines:
+        reasons += [_ONE_PROGRAM.format(op=op) for op in operators]
+        reject = True
     else:
-        shell = _shell_free(command, analysis, context)
-        if shell:
-            reasons += shell
+        why, top = _shell_need(command, analysis, context)
+        # A loop's words judge its paths for the denylist, but a program that destroys a
+        # path only known at run time is refused as written (``for f in *; do rm "$f"``).
+        judged = [analysis, *(view for view in views if view is not analysis)]
+        refused = _once([r for view in judged for r in refusals(view)]) if why else []
+        if why and context.environ is not None:
+            refused = unset_variables(command, analysis, context.environ) + refused
+        moved = directory_change(analysis) if why and context.sandbox_root else None
+        if moved:
+            refused.append(
+                f"After {moved!r} in a shell, paths are read from a directory the sandbox-root "
+                "check cannot follow."
+            )
+        runner = None if top else code_runner(analysis)
+        if why and (context.allowed_tools or runner):
+            # A prompt config that lists programs runs those programs, not a shell; shell
+            # code that ``parallel`` or ``watch`` builds is only known when they run it.
+            if runner:
+                why = f"{why} ({runner} builds it)"
+            reasons.append(_NEEDS_SHELL.format(why=why.rstrip(".")))
             reject = True
+        elif refused:
+            reasons += [_REFUSED_IN_SHELL.format(why=r) for r in refused]
+            reject = True
+        elif why:
+            reasons.append(through_shell(why))
+            needs_shell = top
         elif operators:
             reasons.append(f"Runs without a shell: conch does {', '.join(operators)} itself.")
     reasons += relaxable
@@ -197,15 +263,22 @@ def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
     if not (analysis.invocations or analysis.redirects or analysis.failures or operators):
         hard.append("No command found to run.")
     if context.allowed_tools:
-        hard += _whitelist(analysis, context.allowed_tools)
+        hard += _once([r for view in views for r in _whitelist(view, context.allowed_tools)])
     if context.sandbox_root is not None:
-        hard += sandbox_violations(analysis, paths, context.sandbox_root, context.cwd)
+        hard += _once(
+            [
+                reason
+                for view in views
+                for reason in sandbox_violations(view, paths, context.sandbox_root, context.cwd)
+            ]
+        )
     reasons += hard
     reject = reject or bool(hard)
 
     needs_unsafe = reject and not (context.unsafe or denied or hard)
     if reject:
         decision = Decision.REJECT
+        needs_shell = False
     elif context.unsafe:
         decision = Decision.CONFIRM
         reasons.append("Confirmation required (unsafe mode).")
@@ -230,4 +303,5 @@ def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
         denylisted=bool(denied),
         needs_unsafe=needs_unsafe,
         risks=tuple(dict.fromkeys(risks)),
+        needs_shell=needs_shell,
     )
