@@ -11,6 +11,7 @@ from conch.agent.bash import CommandRefused, Shell, bash_tool, format_result, re
 from conch.agent.modes import describe, parse_mode
 from conch.execute import AUDIT_LOG, Answer, ExecResult
 from conch.policy import ExecutionMode
+from requires import needs
 
 
 @pytest.fixture
@@ -67,9 +68,19 @@ def test_the_denylist_refuses_in_every_mode_without_asking(work: Path, mode: Exe
     assert approver.asked == []
 
 
-def test_a_command_that_needs_a_shell_is_refused_with_the_reason(work: Path) -> None:
-    with pytest.raises(CommandRefused, match="safe mode runs programs"):
-        _shell(work, ExecutionMode.FULL).run("echo $(whoami)")
+def test_code_the_policy_cannot_see_is_refused_with_the_reason(work: Path) -> None:
+    with pytest.raises(CommandRefused, match="shell code that is only known at run time"):
+        _shell(work, ExecutionMode.FULL).run('eval "$CODE"')
+
+
+@needs("bubblewrap")
+def test_a_loop_that_only_reads_runs_through_a_shell_without_asking(work: Path) -> None:
+    approver = Approver()
+    output = _shell(work, ExecutionMode.RESTRICTED, approver).run(
+        'for f in *.txt; do wc -l "$f"; done'
+    )
+    assert output == "2 notes.txt\n[exit code 0]"
+    assert approver.asked == []
 
 
 def test_a_command_the_user_refused_is_refused_again_without_asking(work: Path) -> None:

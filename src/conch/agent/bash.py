@@ -1,8 +1,8 @@
 """The ``bash`` tool: a command the model proposes, checked and run like any other.
 
 Every command goes through the safety policy and ``conch.execute.run_checked``, the one
-runner every surface uses (no shell in safe mode, a timeout that kills the process group,
-output caps, an audit line). Whether the user is asked depends on the execution mode
+runner every surface uses (a shell in safe mode only for what needs one, contained when
+nobody is asked; a timeout that kills the process group, output caps, an audit line). Whether the user is asked depends on the execution mode
 (``conch.agent.modes``); the question itself is the front end's ``confirm`` callback. A
 command the user refused is remembered: proposed again in the same session, it is refused
 without asking, and the model is told why. Every refusal leaves its audit line
@@ -41,10 +41,10 @@ BASH_TRIGGER = "Run a shell command (ls, grep, find, git...) and read its output
 BASH_DESCRIPTION = """\
 Run one shell command in the working directory and return its output and exit code.
 
-Commands run without a shell: pipes (|), lists (&&, ||, ;), file redirections (<, >, >>)
-and globs work; $(...), backticks, variables, loops and here-documents do not. Every
-command is checked by a safety policy first; a refused command does not run and the
-reason comes back instead. Do not propose a command the user refused again.
+Pipes (|), lists (&&, ||, ;), file redirections (<, >, >>), globs, $VARIABLES, $(...),
+loops, if and here-documents all work: what needs a shell runs through one, checked like
+any command. Every command is checked by a safety policy first; a refused command does
+not run and the reason comes back instead. Do not propose a command the user refused again.
 
 Args:
     command: the command line to run, e.g. "ls -la src" or "grep -rn TODO . | head".
@@ -279,8 +279,10 @@ def bash_tool(shell: Shell) -> Tool:
     )
     if not shell.unsafe:
         addendum += (
-            " Commands run without a shell: no $(...), backticks or loops;"
-            " $HOME-style variables and {a,b} braces work."
+            " Loops, $(...) and $VARIABLES work (they run through a shell and are checked"
+            " like any command); eval, source and a variable as the program are refused,"
+            ' and so is rm, mv or cp of a path only known when it runs (rm "$f" in a loop):'
+            " name the files instead."
         )
     return make_tool(
         bash, name="bash", description=BASH_DESCRIPTION, trigger=BASH_TRIGGER, system=addendum
