@@ -62,22 +62,25 @@ def test_denylisted_command_is_rejected_with_exit_3_and_never_runs(
     assert last_entry()["executed"] is False
 
 
-def test_safe_mode_runs_a_pipe_and_refuses_what_needs_a_shell(
+def test_safe_mode_runs_a_pipe_itself_a_loop_through_a_shell_and_refuses_hidden_code(
     conch: Conch, isolated_dirs: Path
 ) -> None:
     scripted(isolated_dirs, "printf 'a\\nb\\n' | wc -l")
     piped = conch("--yes", "count lines")
-    scripted(isolated_dirs, "ls | wc -l &", "ls | wc -l &")
-    background = conch("--yes", "count files")
+    scripted(isolated_dirs, 'for i in 1 2; do echo "n$i"; done')
+    looped = conch("--yes", "count to two")
+    scripted(isolated_dirs, "source env.sh && ls", "source env.sh && ls")
+    sourced = conch("--yes", "list files with my settings")
 
     assert piped.code == 0 and "Runs without a shell" in piped.err
-    assert background.code == 3 and "'&'" in background.err
+    assert looped.code == 0 and "Runs through a shell" in looped.err
+    assert sourced.code == 3 and "'source'" in sourced.err
 
 
 def test_a_command_that_needs_a_shell_is_asked_for_again_before_refusing(
     conch: Conch, isolated_dirs: Path
 ) -> None:
-    scripted(isolated_dirs, "echo $(date +%Y)", "date +%Y")
+    scripted(isolated_dirs, 'eval "echo $(date +%Y)"', "date +%Y")
     result = conch("-p", "what year is it")
 
     assert (result.code, result.out) == (0, "date +%Y\n")
@@ -453,13 +456,13 @@ def test_a_rejection_unsafe_mode_would_lift_says_so_and_others_do_not(
     conch: Conch, isolated_dirs: Path
 ) -> None:
     hint = "(conch --unsafe allows it, after asking you)"
-    scripted(isolated_dirs, "ls | wc -l &", "ls | wc -l &")
+    scripted(isolated_dirs, "source env.sh && ls | wc -l", "source env.sh && ls | wc -l")
     needs_shell = conch("--yes", "count files")
     scripted(isolated_dirs, "rm -rf / | wc -l")
     denylisted = conch("--yes", "count files")
 
     assert needs_shell.code == denylisted.code == 3
-    assert hint in needs_shell.err and "'&'" in needs_shell.err
+    assert hint in needs_shell.err and "'source'" in needs_shell.err
     assert hint not in denylisted.err and "Denylisted" in denylisted.err
 
 
@@ -504,10 +507,10 @@ def test_a_blank_request_after_a_prompt_file_names_the_file(conch: Conch) -> Non
 def test_print_shows_a_rejected_command_and_says_the_policy_rejects_it(
     conch: Conch, isolated_dirs: Path
 ) -> None:
-    scripted(isolated_dirs, "ls | wc -l &", "ls | wc -l &")
+    scripted(isolated_dirs, "source env.sh && ls | wc -l", "source env.sh && ls | wc -l")
     result = conch("-p", "count files")
     assert result.code == 3
-    assert result.out == "ls | wc -l &\n"
+    assert result.out == "source env.sh && ls | wc -l\n"
     assert result.err.startswith("conch: the safety policy rejects this command: ")
     assert result.err.rstrip().endswith("(conch --unsafe would allow it after asking)")
     assert "not running it" not in result.err
@@ -515,7 +518,7 @@ def test_print_shows_a_rejected_command_and_says_the_policy_rejects_it(
 
 
 def test_json_rejection_is_worded_like_print(conch: Conch, isolated_dirs: Path) -> None:
-    scripted(isolated_dirs, "ls | wc -l &", "ls | wc -l &")
+    scripted(isolated_dirs, "source env.sh && ls | wc -l", "source env.sh && ls | wc -l")
     result = conch("--json", "count files")
     assert result.code == 3
     assert json.loads(result.out)["decision"] == "reject"
