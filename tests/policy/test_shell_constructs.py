@@ -45,6 +45,8 @@ READ_ONLY = [
     'x=5; echo "$x"',
     "echo $((1 + 2))",
     "[[ -d src ]] && echo yes",
+    '[[ "$(uname)" == Linux ]] && echo linux',
+    "x=1; printf '%s\\n' '$(not run)'",
     "ulimit -a",
     "sh -c 'ls | wc -l'",
 ]
@@ -58,6 +60,8 @@ WRITES = [
     "cat <<EOF > notes.txt\nhello\nEOF",
     "sleep 5 &",  # it would outlive the command
     "PATH=/opt/bin:$PATH; ls",  # the programs it names may be others
+    'for f in *.gz; do gunzip "$f" & done; wait',  # as many as the files, no more
+    "while read -r l; do echo $l; done < /dev/tcp/example.com/80",  # bash opens a socket
 ]
 
 # Code the policy cannot see: refused in safe mode, asked about in unsafe mode.
@@ -74,6 +78,10 @@ HIDDEN_CODE = [
     "hash -p /opt/x ls",
     'alias ll="$x"',
     "x='a[$(id)]'; echo $((x))",
+    "[[ -v 'a[$(id)]' ]] && ls",
+    "unset 'a[$(id)]'; ls",
+    "x=1; printf -v 'a[$(id)]' %s x",
+    "while true; do sleep 1 & done",
     "ls | sh",
 ]
 

@@ -29,6 +29,7 @@ from conch.policy.shell import (
     directory_change,
     extra_risks,
     refusals,
+    text_refusals,
     through_shell,
     unset_variables,
 )
@@ -235,6 +236,8 @@ def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
         refused = _once([r for view in judged for r in refusals(view)]) if why else []
         if why and context.environ is not None:
             refused = unset_variables(command, analysis, context.environ) + refused
+        if why:
+            refused += text_refusals(command)
         moved = directory_change(analysis) if why and context.sandbox_root else None
         if moved:
             refused.append(

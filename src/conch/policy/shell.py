@@ -55,6 +55,7 @@ __all__ = [
     "extra_risks",
     "readings",
     "refusals",
+    "text_refusals",
     "through_shell",
     "unset_variables",
 ]
@@ -79,6 +80,18 @@ _BINDERS = frozenset(
     | {"export", "readonly", "printf", "let", "eval"}
 )
 _DIRECTORY_CHANGERS = frozenset({"cd", "pushd", "popd"})
+_NETWORK_FILES = ("/dev/tcp/", "/dev/udp/")
+_OPEN_LOOPS = frozenset({"while_statement"})  # `until` loops too: the grammar names them so
+# Where bash evaluates a word as arithmetic or a variable name (array subscripts included).
+_EVALUATING = frozenset(
+    {"test_command", "arithmetic_expansion", "compound_statement", "binary_expression"}
+)
+_SUBSTITUTION = re.compile(r"\$\(|`")
+# Builtins that evaluate the names or numbers they are given (``unset 'a[$(cmd)]'``).
+_NAME_EVALUATORS = frozenset(
+    {"declare", "typeset", "local", "export", "readonly", "unset", "let", "read"}
+    | {"mapfile", "readarray", "getopts", "printf", "test", "["}
+)
 _UPPER = re.compile(r"[A-Z_][A-Z0-9_]*")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SPACE = re.compile(r"\s")
@@ -181,11 +194,16 @@ def refusals(analysis: Analysis) -> list[str]:
 
 
 def extra_risks(analysis: Analysis) -> list[tuple[Risk, str]]:
-    """Risks a shell adds to what the programs do: a variable programs read is set, or a word
-    splits into several at run time."""
+    """Risks a shell adds to what the programs do: a program left running in the background,
+    a variable programs read is set, a word splits into several at run time, bash's network
+    files (``/dev/tcp/HOST/PORT``)."""
     found: list[tuple[Risk, str]] = []
     if "&" in analysis.operators:
         found.append((Risk.UNKNOWN, "it leaves a program running in the background"))
+    words = [a for inv in analysis.invocations for a in inv.args]
+    words += [r.target for r in analysis.redirects]
+    if any((a.path_text or a.raw).startswith(_NETWORK_FILES) for a in words):
+        found.append((Risk.NETWORK, "bash opens a network connection for /dev/tcp and /dev/udp"))
     tables = options.tables()
     for name in sorted(_assigned(analysis)):
         if _UPPER.fullmatch(name) and not tables.harmless(name):
@@ -228,6 +246,36 @@ def unset_variables(command: str, analysis: Analysis, environ: Mapping[str, str]
             continue
         reasons.append(f"${name} is not set, or not passed to commands (execution.pass_env).")
     return list(dict.fromkeys(reasons))
+
+
+def text_refusals(command: str) -> list[str]:
+    """What the text of ``command`` hides from the policy: a ``while`` or ``until`` loop that
+    starts programs in the background (nothing bounds how many), or a quoted ``$(...)`` that
+    bash's tests and arithmetic evaluate (``[[ -v 'a[$(cmd)]' ]]``)."""
+    if "&" not in command and "$(" not in command and "`" not in command:
+        return []
+    try:
+        root = parse_tree(command)
+    except ParseFailure:
+        return []
+    reasons: list[str] = []
+    for node in _descendants(root):
+        if node.type == "&" and not node.is_named and _inside(node, _OPEN_LOOPS):
+            reasons.append("A while or until loop starts programs in the background without bound.")
+        quoted = node.type == "raw_string" and _SUBSTITUTION.search(node_text(node))
+        if quoted and _inside(node, _EVALUATING):
+            reasons.append(
+                f"The quoted {node_text(node)[:40]!r} is evaluated by the shell's test or "
+                "arithmetic, which runs the code in it where the policy cannot see it."
+            )
+    return list(dict.fromkeys(reasons))
+
+
+def _inside(node: Node, kinds: frozenset[str]) -> bool:
+    parent = node.parent
+    while parent is not None and parent.type not in kinds:
+        parent = parent.parent
+    return parent is not None
 
 
 def code_runner(analysis: Analysis) -> str | None:
@@ -399,6 +447,14 @@ def _hidden_code(inv: Invocation) -> list[str]:
         return [f"'{name} -n' makes a name set another variable, which the policy cannot follow."]
     if name == "alias" and any(a.text is None for a in inv.args):
         return ["The alias's text is only known at run time, so its code cannot be checked."]
+    texts = [t for t in inv.texts() if t is not None]
+    if name in _NAME_EVALUATORS and (name not in ("printf", "test", "[") or "-v" in texts):
+        hidden = next((t for t in texts if _SUBSTITUTION.search(t)), None)
+        if hidden is not None:
+            return [
+                f"'{name}' evaluates {hidden[:40]!r} as a name or a number, which runs the "
+                "code in it where the policy cannot see it."
+            ]
     return []
 
 
