@@ -3,7 +3,7 @@
 ``run_checked`` refuses a command the policy rejects, asks the front end (its ``approve``
 callback) when the confirmation rule says a question is needed, and runs it: safe mode spawns
 the programs itself from the plan the policy read (no shell), or, for a command that needs
-one (a loop, ``$(...)``...), runs ``/bin/sh -c`` contained, or the user's shell after a
+one (a loop, ``$(...)``...), runs bash (or ``/bin/sh``) contained, or the user's shell after a
 person's yes; unsafe mode hands the text to the user's shell. It applies the timeout and the
 output caps, and appends one line to the audit log, for a refused command too. It never
 prints, reads the terminal or exits: the front end asks, the library decides and runs.
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -44,9 +45,16 @@ from conch.policy.rules import ExecutionMode, Outcome, Ruling
 
 # The exit code of a command stopped by Ctrl+C (128 + SIGINT), as the shell reports it.
 _INTERRUPTED = 130
-# The shell a contained command that needs one runs in: the same on every machine, and it
-# reads no start-up file of the user's (a person's yes runs their own shell instead).
+# The shell a contained command that needs one runs in: bash, whose grammar the policy
+# parsed it with, when installed (else /bin/sh), reading no start-up file of the user's (its
+# environment is the allowlist: no BASH_ENV). A person's yes runs their own shell instead.
 CONTAINED_SHELL = "/bin/sh"
+
+
+def contained_shell(env: Mapping[str, str]) -> list[str]:
+    """The command line prefix of the shell a contained command runs in (see above)."""
+    bash = shutil.which("bash", path=env.get("PATH"))
+    return [bash, "--norc", "--noprofile"] if bash else [CONTAINED_SHELL]
 
 
 class Choice(StrEnum):
@@ -126,7 +134,7 @@ def run_checked(
     plan ``conch.policy.plan.plan`` makes of it (each program spawned by conch, pipes,
     ``&&``/``||``/``;`` and file redirections done by conch, globs and ``~`` expanded by
     conch); a command that needs a real shell (``Verdict.needs_shell``: a loop, ``$(...)``,
-    a here-document...) runs as ``/bin/sh -c command`` when nobody was asked (contained, like
+    a here-document...) runs as ``bash -c command`` when nobody was asked (contained, like
     every such run) and as ``shell -c command`` after a person's yes. Unsafe mode
     (``context.unsafe``) runs ``shell -c command``. Whether to ask is
     ``conch.policy.confirm.command_ruling`` with the surface's ``options`` (None: no flags,
@@ -247,12 +255,12 @@ def _run(
 ) -> ExecResult:
     """Run the checked command: contained in ``shape`` (bubblewrap ``box``) or not; a plan
     of several programs through conch's plan runner, one program from its argv, or, with no
-    plan (``steps`` None: it needs a shell, or unsafe mode), ``/bin/sh`` contained and the
-    user's ``shell`` otherwise."""
+    plan (``steps`` None: it needs a shell, or unsafe mode), ``contained_shell`` contained
+    and the user's ``shell`` otherwise."""
     if shape is not None:
         assert box.path is not None  # contained: safe mode, a sandbox
         if steps is None:
-            argv = [CONTAINED_SHELL, "-c", command]
+            argv = [*contained_shell(env), "-c", command]
         elif steps.simple:
             argv = expand_words(steps.stages[0].words, cwd)
         else:
