@@ -18,7 +18,8 @@ from conch.execute.stages import run_plan
 from conch.messages import Plan, RedirectKind
 from conch.policy import Decision, ExecutionMode, PolicyContext, Risk, assess
 from conch.policy.parse import MAX_BRACE_WORDS, ParseFailure, expand_braces, parse_tree
-from conch.policy.plan import analyse_plan, plan
+from conch.policy.plan import plan
+from conch.policy.planned import analyse_plan
 
 HOME = "/home/alice"
 CWD = Path("/work/proj")

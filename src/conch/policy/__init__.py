@@ -21,7 +21,8 @@ from conch.policy.classify import Risk, classify, highest, redirect_risk
 from conch.policy.commands import analyse
 from conch.policy.denylist import catastrophes, readings, textual_catastrophe
 from conch.policy.model import Analysis
-from conch.policy.plan import analyse_plan, plan, simple_words
+from conch.policy.plan import plan, simple_words
+from conch.policy.planned import analyse_plan
 from conch.policy.rules import ExecutionMode, Outcome, mode_outcome
 from conch.policy.sandbox import path_args, sandbox_violations
 from conch.policy.shell import (
