@@ -20,6 +20,7 @@ from conch.errors import PolicyRejection
 from conch.policy.classify import Risk, classify, highest, redirect_risk
 from conch.policy.commands import analyse
 from conch.policy.denylist import catastrophes, readings, textual_catastrophe
+from conch.policy.loops import readings as loop_readings
 from conch.policy.model import Analysis
 from conch.policy.plan import plan, simple_words
 from conch.policy.planned import analyse_plan
@@ -34,7 +35,6 @@ from conch.policy.shell import (
     through_shell,
     unset_variables,
 )
-from conch.policy.shell import readings as loop_readings
 
 __all__ = [
     "Decision",
@@ -162,7 +162,7 @@ def _analyse(command: str, context: PolicyContext | None = None) -> Analysis:
 
 def _views(command: str, analysis: Analysis) -> list[Analysis]:
     """What the checks judge: ``analysis``, or each reading of the command with its ``for``
-    loops' variables replaced by their words (``conch.policy.shell.readings``), when every
+    loops' variables replaced by their words (``conch.policy.loops.readings``), when every
     reading parses."""
     if analysis.failures or analysis.unknowable:
         return [analysis]

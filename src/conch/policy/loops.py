@@ -1,0 +1,226 @@
+"""A ``for`` loop read as its words: what the policy judges of a loop that runs in a shell.
+
+A loop over literal words, globs and brace sequences is read with its variable replaced by
+each word (``for f in *.log; do rm "$f"; done`` is judged as ``rm *.log``), so the denylist,
+the sandbox root and the classifier see what the loop names (``conch.policy.shell``).
+
+Text handling only: nothing is executed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from conch.errors import PolicyRejection
+from conch.policy.parse import (
+    GLOB_CHARS,
+    ParseFailure,
+    expand_braces,
+    literal_word,
+    node_text,
+    parse_tree,
+)
+
+__all__ = ["BINDERS", "MAX_READINGS", "MAX_WORDS", "descendants", "loop_name", "readings"]
+
+# Builtins that set the variables their arguments name.
+BINDERS = frozenset(
+    {"read", "readarray", "mapfile", "getopts", "unset", "declare", "typeset", "local"}
+    | {"export", "readonly", "printf", "let", "eval"}
+)
+
+# The most readings of one command (the loops' words multiplied), and the most words of one
+# loop read one by one; a brace sequence longer than that is read by its first and last
+# words, which have the same form as those between.
+MAX_READINGS = 32
+
+
+MAX_WORDS = 16
+
+
+@dataclass(frozen=True, slots=True)
+class _Value:
+    """One word a loop variable takes: its text and whether it is a glob (its values are the
+    names the pattern matches)."""
+
+    text: str
+    glob: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Edit:
+    """Where a loop variable is used: the bytes to replace and how the value goes there."""
+
+    start: int
+    end: int
+    quoted: bool  # inside double quotes: one word, no splitting
+    whole: bool  # the whole word (a leading ``~`` of the value still means home)
+
+
+def readings(command: str) -> list[str]:
+    """``command`` with each ``for`` loop's variable replaced by the words it takes, one
+    reading per combination; empty when no loop can be read so (its words are only known at
+    run time, the variable is set elsewhere, or there would be too many readings)."""
+    if "for" not in command:
+        return []
+    try:
+        root = parse_tree(command)
+    except ParseFailure:
+        return []
+    if root.has_error:
+        return []
+    nodes = list(descendants(root))
+    loops = [n for n in nodes if n.type == "for_statement"]
+    names = [loop_name(loop) for loop in loops]
+    bound: list[tuple[list[_Value], list[_Edit]]] = []
+    for loop, name in zip(loops, names, strict=True):
+        if name is None or names.count(name) > 1 or _set_elsewhere(name, loop, nodes):
+            continue
+        values = _values(loop.children_by_field_name("value"))
+        edits = _uses(name, loop, nodes)
+        if values is None or edits is None or not edits:
+            continue
+        bound.append((values, edits))
+    total = 1
+    for values, _ in bound:
+        total *= len(values)
+    if not bound or total > MAX_READINGS:
+        return []
+    source = command.encode("utf-8")
+    found: list[str] = []
+    for combination in itertools.product(*(values for values, _ in bound)):
+        replaced = [
+            (edit, value)
+            for value, (_, edits) in zip(combination, bound, strict=True)
+            for edit in edits
+        ]
+        text = source
+        for edit, value in sorted(replaced, key=lambda r: -r[0].start):
+            text = text[: edit.start] + _render(value, edit).encode("utf-8") + text[edit.end :]
+        found.append(text.decode("utf-8"))
+    return list(dict.fromkeys(found))
+
+
+def descendants(node: Node) -> Iterator[Node]:
+    yield node
+    for child in node.children:
+        yield from descendants(child)
+
+
+def loop_name(loop: Node) -> str | None:
+    variable = loop.child_by_field_name("variable")
+    return None if variable is None else node_text(variable)
+
+
+def _set_elsewhere(name: str, loop: Node, nodes: list[Node]) -> bool:
+    """Whether anything but ``loop`` may set ``name``: an assignment, arithmetic, a builtin
+    that binds the names it is given (``read f``), or a use before the loop."""
+    own = loop.child_by_field_name("variable")
+    for node in nodes:
+        if node.type == "variable_name" and node_text(node) == name:
+            parent = node.parent
+            if own is not None and node.id == own.id:
+                continue
+            if parent is not None and parent.type in ("simple_expansion", "expansion"):
+                if node.start_byte < loop.start_byte:
+                    return True
+                continue
+            return True
+        if node.type == "command":
+            head = node.child_by_field_name("name")
+            if head is None or node_text(head) not in BINDERS:
+                continue
+            for arg in node.named_children[1:]:
+                text = node_text(arg).strip("'\"")
+                if text == name or text.startswith((f"{name}=", f"{name}[", f"{name}+=")):
+                    return True
+    return False
+
+
+def _values(nodes: list[Node]) -> list[_Value] | None:
+    """The words a loop over ``nodes`` takes, or None when one is only known at run time."""
+    found: list[_Value] = []
+    for node in nodes:
+        raw = node_text(node)
+        if node.type == "brace_expression":
+            sequence = expand_braces(raw)
+            if len(sequence) > MAX_WORDS:
+                sequence = [sequence[0], sequence[-1]]
+            found += [_Value(text, False) for text in sequence]
+            continue
+        try:
+            text, glob = literal_word(node, first=True)
+        except PolicyRejection:
+            return None
+        found.append(_Value(text, glob))
+    if not found or len(found) > MAX_WORDS * 2:
+        return None
+    return found
+
+
+def _uses(name: str, loop: Node, nodes: list[Node]) -> list[_Edit] | None:
+    """Where ``$name`` and ``${name}`` are used after the start of ``loop``; None when it is
+    used with an operator (``${name%.txt}``), which this reading does not follow."""
+    edits: list[_Edit] = []
+    for node in nodes:
+        if node.type not in ("simple_expansion", "expansion") or node.start_byte < loop.start_byte:
+            continue
+        names = [c for c in node.named_children if c.type == "variable_name"]
+        if not names or node_text(names[0]) != name:
+            continue
+        if node.type == "expansion" and node_text(node) != f"${{{name}}}":
+            continue  # stays a word only known at run time
+        parent = node.parent
+        quoted = parent is not None and parent.type == "string"
+        whole = _alone(node) if not quoted else parent is not None and _alone_in_string(parent)
+        if quoted and whole and parent is not None:
+            edits.append(_Edit(parent.start_byte, parent.end_byte, True, True))
+        else:
+            edits.append(_Edit(node.start_byte, node.end_byte, quoted, whole))
+    return edits
+
+
+def _alone(node: Node) -> bool:
+    parent = node.parent
+    return parent is None or parent.type not in ("concatenation", "string", "heredoc_body")
+
+
+def _alone_in_string(string: Node) -> bool:
+    named = [c for c in string.named_children if c.type != "string_content" or node_text(c)]
+    return len(named) == 1 and _alone(string)
+
+
+def _render(value: _Value, edit: _Edit) -> str:
+    """``value`` written where ``edit`` says, as shell text that reads back the same."""
+    if edit.quoted:
+        word = _word(value.text, value.glob, edit.whole)
+        return word if edit.whole else f'"{word}"'
+    # Unquoted, the value splits at blanks and each field is a glob pattern.
+    fields = value.text.split()
+    return " ".join(_word(f, True, edit.whole and i == 0) for i, f in enumerate(fields))
+
+
+def _word(text: str, glob: bool, whole: bool) -> str:
+    head = ""
+    if whole:
+        text = _home_folded(text)
+        if text == "~" or text.startswith("~/"):
+            head, text = text[:2], text[2:]
+    if not glob:
+        return head + (shlex.quote(text) if text or not head else "")
+    pieces = re.split(r"([*?\[\]])", text)
+    return head + "".join(p if p in GLOB_CHARS or p == "]" else shlex.quote(p) for p in pieces if p)
+
+
+def _home_folded(text: str) -> str:
+    home = os.path.expanduser("~").rstrip("/")
+    if home and home != "~" and (text == home or text.startswith(home + "/")):
+        return "~" + text[len(home) :]
+    return text
