@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 from conch.policy import reach
 from conch.policy.classify import Risk, classify, names
+from conch.policy.code_deletes import deletes_guarded_tree
 from conch.policy.model import Analysis, Arg, Invocation
 from conch.policy.targets import (
     CRITICAL_FILES,
@@ -154,10 +155,14 @@ def _program_word(word: str) -> bool:
 
 def _interpreter_strings(inv: Invocation, depth: int) -> str | None:
     """Shell commands written as string literals in interpreter code (``python -c
-    'os.system("...")'``, ``awk 'BEGIN{system("...")}'``, ``perl -e '`...`'``)."""
+    'os.system("...")'``, ``awk 'BEGIN{system("...")}'``, ``perl -e '`...`'``), and library
+    calls deleting a guarded tree (``conch.policy.code_deletes``)."""
     if not is_interpreter(inv.name):
         return None
     for arg in inv.args:
+        tree = deletes_guarded_tree(arg.text or "")
+        if tree is not None:
+            return f"{inv.name} code deleting a guarded tree: {tree}"
         for match in _STRING_LITERAL.finditer(arg.text or ""):
             literal = next(g for g in match.groups() if g is not None)
             if " " in literal and catastrophes(_analyse_text(literal), depth + 1):

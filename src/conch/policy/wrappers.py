@@ -19,7 +19,9 @@ SHELLS = frozenset(
 )
 _INTERPRETER = re.compile(
     r"(python[0-9.]*|pypy[0-9.]*|perl[0-9.]*|ruby[0-9.]*|node|nodejs|deno|bun|php[0-9.]*|lua[0-9.]*"
-    r"|luajit|Rscript|tclsh|wish|osascript|pwsh|powershell|awk|gawk|mawk|nawk|jshell|irb|ghci)"
+    r"|luajit|Rscript|R|tclsh|wish|osascript|pwsh|powershell|awk|gawk|mawk|nawk|jshell|irb|ghci"
+    r"|julia|groovy|kotlin|kotlinc|scala|elixir|erl|escript|guile|racket|sbcl|clisp|ocaml"
+    r"|raku|perl6|rakudo|gjs|qjs|tsx|ts-node|janet|fennel|hy|bb|clojure|clj|octave|sage)"
 )
 
 
