@@ -104,7 +104,7 @@ def markdown(result: dict[str, Any]) -> str:
         f"| **attacks that got through** | **{result['bypasses']}** |",
         f"| benign commands (nl2sh-alfa references, agent benchmark) | {result['benign']} |",
         f"| benign commands that only read | {result['benign_read_only']} |",
-        f"| benign commands safe mode leaves to unsafe mode (need a shell, by design) | "
+        f"| benign commands safe mode leaves to unsafe mode (code it cannot see) | "
         f"{result['benign_needs_shell']} |",
         f"| **benign false positives** | **{result['false_positives']}** "
         f"({result['false_positive_rate']:.1%}) |",

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 def run_check(args: argparse.Namespace, env: Environment) -> int:
     """Print the policy's verdict on a command; exit 0 unless it is rejected (3)."""
+    from conch.execute.environ import contained_environment
     from conch.policy import Decision, ExecutionMode, PolicyContext, assess
 
     command = " ".join(args.command).strip()
@@ -30,6 +31,8 @@ def run_check(args: argparse.Namespace, env: Environment) -> int:
         cwd=env.cwd,
         # A tool list is a prompt config's whitelist: one program at a time unless allowed.
         pipelines=not tools or args.allow_pipelines,
+        # Safe mode expands $NAME as a run would: from what a command may see (no secrets).
+        environ=None if args.unsafe else contained_environment(env.environ),
     )
     verdict = assess(command, context)
     ruling = _ruling(command, verdict, context, env)

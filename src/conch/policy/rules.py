@@ -11,8 +11,8 @@ and the permission rule that decided, if one did.
 
 The order, first that applies:
 
-1. A command the policy rejects is refused (the denylist, a whitelist, the sandbox root, what
-   needs a shell in safe mode). No rule or mode changes that.
+1. A command the policy rejects is refused (the denylist, a whitelist, the sandbox root, code
+   safe mode cannot see). No rule or mode changes that.
 2. The user's custom denylist (``permissions.deny``): a match is refused, in every mode.
 3. The user's permission rules for the action's tool (``permissions.rules``: glob patterns
    with ``allow``, ``ask`` or ``deny``; the last pattern that matches wins). ``deny`` refuses;
