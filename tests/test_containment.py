@@ -226,3 +226,94 @@ def test_only_the_sandbox_s_own_refusals_are_explained() -> None:
     assert explain_failure(shape, 1, "No such file or directory") is None
     line = explain_failure(shape, 1, "touch: cannot touch 'x': Read-only file system")
     assert line is not None and "the filesystem read-only" in line
+
+
+@needs("bubblewrap")
+def test_a_writing_command_whose_workspace_holds_home_is_asked_about(
+    place: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = place["work"]
+    monkeypatch.setenv("HOME", str(work / "me"))  # the home directory inside the workspace
+    (work / "me").mkdir()
+    seen: list[Confirmation] = []
+
+    def nobody(command: str, verdict: Verdict, wanted: Confirmation) -> Answer:
+        seen.append(wanted)
+        raise NoOneToAsk(command)
+
+    command = "touch made.txt"
+    context = PolicyContext(mode=ExecutionMode.FULL, cwd=work, sandbox_root=work)
+    with pytest.raises(NoOneToAsk):
+        run_checked(
+            command,
+            context,
+            cwd=work,
+            state_dir=None,
+            approve=nobody,
+            options=ConfirmOptions(mode=ExecutionMode.FULL),
+            interactive=False,
+        )
+    assert seen and seen[0].uncontained and not (work / "made.txt").exists()
+    # Reading needs no writable workspace: it still runs contained, unasked.
+    ran = contained("ls", place, wrong("ls"), ExecutionMode.FULL)
+    assert ran.contained == Shape((), False) and ran.result.exit_code == 0
+
+
+@needs("bubblewrap")
+def test_git_hooks_and_the_project_overlay_stay_read_only_in_the_workspace(
+    place: dict[str, Path],
+) -> None:
+    work = place["work"]
+    (work / ".git" / "hooks").mkdir(parents=True)
+    (work / ".conch.yaml").write_text("{}\n", encoding="utf-8")
+    for target in (".git/hooks/pre-commit", ".conch.yaml"):
+        command = _python(f"open('{target}', 'w').write('x')")
+        ran = contained(command, place, wrong(command, Risk.WRITES), ExecutionMode.FULL)
+        assert "Read-only file system" in ran.result.stderr, target
+    assert not (work / ".git" / "hooks" / "pre-commit").exists()
+    assert (work / ".conch.yaml").read_text(encoding="utf-8") == "{}\n"
+
+
+@needs("bubblewrap")
+def test_a_yes_given_in_advance_runs_contained(place: dict[str, Path]) -> None:
+    work = place["work"]
+    command = _python("open('../outside.txt', 'w').write('x')")
+
+    def yes(command: str, verdict: Verdict, wanted: Confirmation) -> Answer:
+        return Answer.unattended()
+
+    context = PolicyContext(mode=ExecutionMode.INTERACTIVE, cwd=work, sandbox_root=work)
+    ran = run_checked(
+        command,
+        context,
+        cwd=work,
+        state_dir=None,
+        approve=yes,
+        interactive=False,
+        verdict=wrong(command, Risk.WRITES),
+    )
+    assert not ran.asked and ran.contained is not None
+    assert not (place["root"] / "outside.txt").exists()
+
+
+def test_run_and_home_sockets_are_covered(tmp_path: Path) -> None:
+    import socket
+
+    home = tmp_path / "me"
+    (home / ".ssh").mkdir(parents=True)
+    path = home / ".ssh" / "control.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    try:
+        argv = wrap(
+            ["ls"], Shape((), False), bwrap="bwrap", cwd=tmp_path, environ={"HOME": str(home)}
+        )
+    finally:
+        server.close()
+    assert argv[argv.index("/run") - 1 : argv.index("/run") + 1] == ["--tmpfs", "/run"]
+    covered = [
+        argv[i + 2]
+        for i, arg in enumerate(argv)
+        if arg == "--ro-bind" and argv[i + 1] == "/dev/null"
+    ]
+    assert str(path) in covered

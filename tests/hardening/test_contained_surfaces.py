@@ -75,8 +75,15 @@ def test_one_shot_an_approved_command_sees_no_secret(
     write_config(
         isolated_dirs,
         "generation:\n  dry_run: false\nvalidation:\n  enabled: false\n"
-        "ai:\n  provider: scripted\n  script:\n    - env\n",
+        "ai:\n  provider: scripted\n  script:\n    - env\n    - env\n",
     )
+    # The user answers Execute on the terminal: it runs as asked, without the secrets.
+    result = conch("show my environment", cwd=canary.parent, answers="e\n")
+    printed = capfd.readouterr().out + result.out
+    assert result.code == 0, result.err
+    assert "PATH=" in printed
+    _no_secret(printed)
+    # --yes is a yes nobody gave this command: it runs contained (the allowlist).
     result = conch("--yes", "show my environment", cwd=canary.parent)
     printed = capfd.readouterr().out + result.out
     assert result.code == 0, result.err

@@ -94,8 +94,10 @@ class Asker:
         state.command, state.verdict = command, verdict
         self._show(command, verdict, wanted)
         if state.args.yes:
+            # A yes given in advance: nobody looked at this command, so it runs contained
+            # (in safe mode; --unsafe hands it to your shell).
             state.notes.append("confirmed by --yes")
-            return Answer.run()
+            return Answer.unattended()
         if env.open_terminal() is None:
             env.stdout.write(command + "\n")
             raise NoOneToAsk(

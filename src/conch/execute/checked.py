@@ -22,7 +22,7 @@ from pathlib import Path
 
 from conch.errors import ConfirmationRequired, NoOneToAsk, PolicyRejection
 from conch.execute.audit import append_audit, audit_line, audit_refusal
-from conch.execute.contain import Shape, explain_failure, shape_for, wrap
+from conch.execute.contain import Shape, explain_failure, shape_for, unsafe_workspace, wrap
 from conch.execute.environ import contained_environment, scrubbed_environment
 from conch.execute.run import (
     MAX_STDERR,
@@ -37,7 +37,7 @@ from conch.execute.run import (
 from conch.execute.sandbox import Sandbox, find_sandbox
 from conch.execute.stages import expand_words
 from conch.messages import Plan
-from conch.policy import Decision, PolicyContext, Verdict, assess
+from conch.policy import Decision, PolicyContext, Risk, Verdict, assess
 from conch.policy.confirm import Confirmation, ConfirmOptions, command_ruling
 from conch.policy.confirm import asked as asked_about
 from conch.policy.plan import plan
@@ -73,10 +73,18 @@ class Answer:
 
     choice: Choice
     command: str = ""  # the edited text, for EDIT
+    # False: a yes given in advance, nobody looked at this command (``--yes``): it runs
+    # contained, as if nobody was asked (``unattended()``), except in unsafe mode.
+    person: bool = True
 
     @classmethod
     def run(cls) -> Answer:
         return cls(Choice.RUN)
+
+    @classmethod
+    def unattended(cls) -> Answer:
+        """Run it, on a yes given in advance (``--yes``): contained in safe mode."""
+        return cls(Choice.RUN, person=False)
 
     @classmethod
     def abort(cls) -> Answer:
@@ -167,6 +175,7 @@ def run_checked(
             verdict = None  # judged without the variables: judge it again with them
     verdict = verdict or assess(command, context)
     box = sandbox if sandbox is not None else find_sandbox()
+    workspace = context.sandbox_root or cwd
     asked = edited = False
     ruling: Ruling | None = None
     while True:
@@ -179,7 +188,7 @@ def run_checked(
             options,
             mode=context.mode,
             unsafe=context.unsafe,
-            contain=box.usable and not context.unsafe,
+            contain=_containable(box, verdict, workspace, environ) and not context.unsafe,
         )
         if ruling.outcome is Outcome.REFUSE:
             audit_refusal(state_dir, command, cwd, "policy")
@@ -192,6 +201,16 @@ def run_checked(
         if answer.choice is Choice.ABORT:
             audit_refusal(state_dir, command, cwd, "declined")
             raise ConfirmationRequired("aborted; nothing ran")
+        if answer.choice is Choice.RUN and not answer.person and not context.unsafe:
+            # A yes given in advance: nobody saw this command, so it runs contained.
+            if not _containable(box, verdict, workspace, environ):
+                audit_refusal(state_dir, command, cwd, "unasked")
+                raise NoOneToAsk(
+                    "a yes given in advance (--yes) runs a command contained, and no sandbox "
+                    "can hold this one here; nothing ran (answer the question yourself)"
+                )
+            asked = False
+            break
         if answer.choice is Choice.RUN or answer.command == command:
             break
         # The user's edit is a new command: checked again, and always asked about again.
@@ -202,7 +221,7 @@ def run_checked(
     if not asked:
         shape = shape_for(
             verdict.risks or (verdict.risk,),
-            workspace=context.sandbox_root or cwd,
+            workspace=workspace,
             network_allowed=context.mode is ExecutionMode.FULL,
         )
     env = (
@@ -299,6 +318,18 @@ def _run(
         max_stdout=max_stdout,
         max_stderr=max_stderr,
     )
+
+
+def _containable(
+    box: Sandbox, verdict: Verdict, workspace: Path, environ: Mapping[str, str]
+) -> bool:
+    """Whether a sandbox can hold ``verdict``'s command: one runs here, and a command that
+    writes has a workspace it may write to (not ``/``, a system directory or one holding the
+    home directory: ``conch.execute.contain.unsafe_workspace``)."""
+    if not box.usable:
+        return False
+    writes = set(verdict.risks or (verdict.risk,)) - {Risk.READ_ONLY}
+    return not writes or unsafe_workspace(workspace, environ) is None
 
 
 def refuse_rejected(command: str, verdict: Verdict, *, cwd: Path, state_dir: Path | None) -> None:

@@ -24,22 +24,33 @@ model or the user. A command a person approved is not contained: it runs as they
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from conch.policy.classify import Risk
 
-# Sockets and directories of sockets that reach something the sandbox must not: they stay
-# connectable on a read-only filesystem, so they are covered instead.
-_HIDDEN_DIRS = ("/run/user", "/run/dbus", "/var/run/dbus", "/run/containerd", "/run/podman")
-_HIDDEN_SOCKETS = (
-    "/run/docker.sock",
-    "/var/run/docker.sock",
-    "/run/snapd.socket",
-    "/run/systemd/private",
-    "/run/systemd/journal/stdout",
+# Sockets stay connectable on a read-only filesystem, so whatever holds them is covered:
+# ``/run`` (the session and system buses, container daemons, screen and tmux sessions) is an
+# empty tmpfs, with only what name lookups and ``who`` read shown again, read-only.
+_RUN = "/run"
+_RUN_KEPT = ("/run/systemd/resolve", "/run/resolvconf", "/run/utmp")
+# Directories of the home directory that hold sockets (SSH control masters, the GPG agent,
+# Docker Desktop, Colima, Lima): each socket found there is covered with /dev/null.
+_HOME_SOCKET_DIRS = (
+    ".ssh",
+    ".gnupg",
+    ".docker",
+    ".docker/run",
+    ".docker/desktop",
+    ".colima/default",
+    ".lima/default/sock",
 )
+_HIDDEN_SOCKETS = ("/var/run/docker.sock", "/var/snap/lxd/common/lxd/unix.socket")
+# What a writing command may not change inside the workspace: files that make code run later,
+# outside any sandbox (git hooks and config, conch's project overlay, direnv's file).
+_PROTECTED = (".git/hooks", ".git/config", ".conch.yaml", ".envrc")
 _TMP = "/tmp"
 
 # What the OS says when a contained command reaches past its sandbox, and what that means.
@@ -68,6 +79,21 @@ class Shape:
             else "the filesystem read-only"
         )
         return f"{files}, {'network allowed' if self.network else 'no network'}"
+
+
+def unsafe_workspace(workspace: Path, environ: Mapping[str, str]) -> str | None:
+    """Why ``workspace`` cannot be the writable part of a sandbox (None: it can): ``/``, a
+    system directory, or the home directory or a directory above it. A command that writes
+    there is asked about instead (fail closed)."""
+    real = os.path.realpath(workspace)
+    if real == "/":
+        return "the workspace is / (the whole filesystem)"
+    home = environ.get("HOME")
+    if home and _under(os.path.realpath(home), real):
+        return f"the workspace {real} holds your home directory"
+    if real.count("/") == 1 or real in ("/usr/local", "/var/lib", "/etc"):
+        return f"the workspace {real} is a system directory"
+    return None
 
 
 def shape_for(risks: Iterable[Risk], *, workspace: Path, network_allowed: bool) -> Shape:
@@ -99,20 +125,15 @@ def wrap(
         "--proc", "/proc",
         "--tmpfs", _TMP,
     ]  # fmt: skip
-    # Each by its real path, once (``/var/run`` is usually a link to ``/run``).
-    hidden = dict.fromkeys(os.path.realpath(d) for d in _HIDDEN_DIRS if os.path.isdir(d))
-    for directory in hidden:
-        if not _under_any(directory, shape.writable):
-            args += ["--tmpfs", directory]
-    sockets = dict.fromkeys(os.path.realpath(s) for s in _HIDDEN_SOCKETS if os.path.exists(s))
-    for socket in sockets:
-        if not _under_any(socket, hidden):
-            args += ["--ro-bind", "/dev/null", socket]
+    env = environ or {}
     for path in shape.writable:
         args += ["--bind", path, path]
+        for name in _PROTECTED:
+            inside = os.path.join(path, name)
+            if os.path.lexists(inside) and not os.path.islink(inside):
+                args += ["--ro-bind", inside, inside]
     # The private /tmp hid what lies under the real one: show the working directory, the
     # programs' directories and the home directory again, read-only.
-    env = environ or {}
     wanted = [real_cwd, env.get("HOME", ""), *env.get("PATH", "").split(os.pathsep)]
     shown: list[str] = []
     for path in wanted:
@@ -126,6 +147,8 @@ def wrap(
         ):
             shown.append(real)
             args += ["--ro-bind", real, real]
+    # Last, so that nothing bound above shows a socket again.
+    args += _hidden_sockets(env.get("HOME", ""))
     args += ["--unshare-all"]
     if shape.network:
         args += ["--share-net"]
@@ -146,6 +169,36 @@ def explain_failure(shape: Shape, exit_code: int, stderr: str) -> str | None:
                 "stay within what the command is allowed."
             )
     return None
+
+
+def _hidden_sockets(home: str) -> list[str]:
+    """The bubblewrap arguments that cover ``/run`` and the sockets of ``home``."""
+    args: list[str] = []
+    if os.path.isdir(_RUN):
+        args += ["--tmpfs", _RUN]
+        for kept in _RUN_KEPT:
+            if os.path.exists(kept):
+                args += ["--ro-bind", kept, kept]
+    found = [
+        s for s in _HIDDEN_SOCKETS if os.path.exists(s) and not _under(os.path.realpath(s), _RUN)
+    ]
+    for directory in _HOME_SOCKET_DIRS if home else ():
+        folder = os.path.join(home, directory)
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        found += [e.path for e in entries if _is_socket(e)]
+    for socket in dict.fromkeys(found):
+        args += ["--ro-bind", "/dev/null", socket]
+    return args
+
+
+def _is_socket(entry: os.DirEntry[str]) -> bool:
+    try:
+        return stat.S_ISSOCK(entry.stat(follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def _under(path: str, root: str) -> bool:

@@ -162,8 +162,10 @@ def run_plan_captured(
 
 
 def plan_runner_argv(plan: Plan, cwd: Path) -> list[str]:
-    """The command line of conch's plan runner carrying out ``plan`` in ``cwd``."""
-    return [sys.executable, "-m", "conch.execute", json.dumps(plan.to_json()), str(cwd)]
+    """The command line of conch's plan runner carrying out ``plan`` in ``cwd``. Isolated
+    (``-I``): neither the working directory nor ``PYTHON*`` variables decide which code
+    runs, so a ``conch/`` directory among the user's files cannot stand in for conch's."""
+    return [sys.executable, "-I", "-m", "conch.execute", json.dumps(plan.to_json()), str(cwd)]
 
 
 def _ended(code: int, timed_out: bool, start: float, timeout: float | None) -> ExecResult:

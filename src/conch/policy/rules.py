@@ -256,7 +256,8 @@ def decide(
         # A command with no sandbox, or another program's tool conch cannot hold (unless
         # the user's own rule allows that tool by name): fail closed.
         why = (
-            "No sandbox can run here, so conch asks before anything runs (conch doctor)."
+            "It cannot run contained here (no sandbox runs, or it writes and the workspace is /, "
+            "a system directory or holds your home directory), so conch asks first."
             if action.kind is Kind.COMMAND
             else "conch cannot contain what it does, so it asks first (a permission rule can allow it)."
         )
