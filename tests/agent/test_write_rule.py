@@ -65,3 +65,22 @@ def test_yes_writes_and_full_autonomous_writes_without_asking(tmp_path: Path) ->
     tool, asked = _write_tool(tmp_path, ExecutionMode.FULL, Answer.abort())
     tool.function(path="a.txt", content="two\n")
     assert (tmp_path / "a.txt").read_text(encoding="utf-8") == "two\n" and asked == []
+
+
+def test_moves_and_new_directories_follow_the_rule(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("a\n", encoding="utf-8")
+    asked: list[str] = []
+
+    def no(command: str, verdict: Verdict, wanted: Confirmation) -> Answer:
+        asked.append(command)
+        return Answer.abort()
+
+    options = ToolOptions(root=tmp_path, evaluate=False, mode=ExecutionMode.RESTRICTED, confirm=no)
+    tools = {tool.name: tool for tool in default_tools(options)}
+    with pytest.raises(Exception, match="refused"):
+        tools["fs_move"].function(path="a.txt", destination="b.txt")
+    with pytest.raises(Exception, match="refused"):
+        tools["fs_mkdir"].function(path="new")
+    assert (tmp_path / "a.txt").exists() and not (tmp_path / "b.txt").exists()
+    assert not (tmp_path / "new").exists()
+    assert asked[0].startswith("mv ") and asked[1] == "fs_write new"

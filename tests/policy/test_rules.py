@@ -129,3 +129,39 @@ def test_the_config_section_compiles_in_order() -> None:
     assert "write" not in rules.rules
     with pytest.raises(ValueError, match="allow"):
         PermissionSettings.model_validate({"bash": {"x": "maybe"}})
+
+
+def test_command_rules_match_each_program_of_the_command() -> None:
+    from conch.policy import PolicyContext, assess
+    from conch.policy.confirm import ConfirmOptions, command_ruling
+
+    rules = Permissions({"bash": (("git status*", Permission.ALLOW),)}, deny=("rm -r *",))
+    options = ConfirmOptions(mode=R, permissions=rules)
+
+    def outcome(command: str) -> Outcome:
+        verdict = assess(command, PolicyContext(mode=R))
+        return command_ruling(command, verdict, options, mode=R).outcome
+
+    assert outcome("git status --short") is RUN
+    # An allowed program does not carry another one with it.
+    assert outcome("git status && touch x") is ASK
+    # The denylist matches each program, by its name, however it is joined or spelled.
+    assert outcome("true; rm -r  build") is REFUSE
+    assert outcome("/bin/rm -r build") is REFUSE
+
+
+def test_file_rules_match_the_path() -> None:
+    rules = Permissions({"write": (("*.lock", Permission.DENY), ("notes.txt", Permission.ALLOW))})
+    lock = Action(Kind.WRITE, "fs_write Cargo.lock", parts=("Cargo.lock",))
+    notes = Action(Kind.WRITE, "fs_write notes.txt", parts=("notes.txt",))
+    assert decide(lock, F, permissions=rules).outcome is REFUSE
+    assert decide(notes, R, permissions=rules).outcome is RUN
+    # A delete of several paths is allowed only when the rules allow every one.
+    both = Action(Kind.DELETE, "rm -- a b", parts=("notes.txt", "other.txt"))
+    allow_notes = Permissions({"delete": (("notes.txt", Permission.ALLOW),)})
+    assert decide(both, R, permissions=allow_notes).outcome is ASK
+
+
+def test_an_action_without_a_risk_takes_its_kind_s() -> None:
+    assert decide(Action(Kind.WRITE, "notes.txt"), R).outcome is ASK
+    assert decide(Action(Kind.READ, "notes.txt"), R).outcome is RUN

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+import shlex
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,6 +92,7 @@ class Shell:
     permissions: Permissions | None = None  # the user's permission rules
     sandbox: Sandbox | None = None  # None: found when a command first runs
     pass_env: tuple[str, ...] = ()  # variables a contained command may see besides the usual
+    scrub_env: bool = True  # False: a command the user approved sees their whole environment
 
     def run(self, command: str) -> str:
         """Check, maybe ask, run ``command``; its output for the model. Raises
@@ -127,6 +129,7 @@ class Shell:
                 max_stderr=MAX_STDERR,
                 sandbox=self.sandbox,
                 pass_env=self.pass_env,
+                scrub_env=self.scrub_env,
             )
         except PolicyRejection as exc:  # run_checked wrote the audit line of each refusal
             self._refused(command, "policy")
@@ -150,14 +153,15 @@ class Shell:
         parts = (result, contained, note, show_written(written), silent)
         return "\n".join(p for p in parts if p)
 
-    def permit(self, command: str, kind: Kind = Kind.DELETE) -> None:
+    def permit(self, command: str, kind: Kind = Kind.DELETE, parts: tuple[str, ...] = ()) -> None:
         """Decide ``command`` as ``run`` would, without running it: the policy, then the one
         rule (``conch.policy.rules.decide``) and, where it wants a yes, the user. For what a
         tool does itself that a command could do too (a file tool's delete is decided as
         the ``rm`` doing it), so the same rules hold. Raises CommandRefused when it may not
-        happen (with its audit line); an edit counts as a no."""
+        happen (with its audit line); an edit counts as a no. ``parts``: what the user's
+        permission rules match (a delete's paths); none: ``command``."""
         context = PolicyContext(unsafe=False, mode=self.mode, cwd=self.cwd, sandbox_root=self.root)
-        self.permit_action(kind, command, assess(command, context))
+        self.permit_action(kind, command, assess(command, context), parts=parts)
 
     def permit_write(self, path: str, exists: bool) -> None:
         """Decide a file tool's write of ``path`` (relative to the root): replacing or
@@ -175,7 +179,24 @@ class Shell:
             (path,),
             risks=(Risk.WRITES,),
         )
-        self.permit_action(kind, subject, verdict)
+        self.permit_action(kind, subject, verdict, parts=(path,))
+
+    def permit_move(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """Decide a file tool's move of each (source, target) pair, relative to the root,
+        under the one rule, as ``mv`` would be decided (one question for them all; ``move``
+        rules match each path)."""
+        command = shlex.join(["mv", *(p for pair in pairs for p in pair)])
+        verdict = Verdict(
+            Decision.CONFIRM,
+            Risk.WRITES,
+            tuple(f"The file tool would move {a!r} to {b!r}." for a, b in pairs[:5]),
+            ("fs_move",),
+            (),
+            tuple(p for pair in pairs for p in pair),
+            risks=(Risk.WRITES,),
+        )
+        parts = tuple(p for pair in pairs for p in pair)
+        self.permit_action(Kind.MOVE, command, verdict, parts=parts)
 
     def permit_fetch(self, url: str) -> None:
         """Decide a web fetch (or search) of ``url`` under the one rule: it reaches the
@@ -208,7 +229,13 @@ class Shell:
         self.permit_action(Kind.MCP_TOOL, subject, verdict, contain=False)
 
     def permit_action(
-        self, kind: Kind, subject: str, verdict: Verdict, *, contain: bool = True
+        self,
+        kind: Kind,
+        subject: str,
+        verdict: Verdict,
+        *,
+        contain: bool = True,
+        parts: tuple[str, ...] = (),
     ) -> None:
         """The one rule for an action of ``kind`` on ``subject`` judged ``verdict``: return
         when it may happen (the user said yes where asked), else raise CommandRefused."""
@@ -226,6 +253,7 @@ class Shell:
                 risk=verdict.risk,
                 rejected=verdict.decision is Decision.REJECT,
                 reasons=verdict.reasons,
+                parts=parts,
             ),
             self.mode,
             permissions=self.permissions,

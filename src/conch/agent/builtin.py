@@ -78,6 +78,7 @@ class ToolOptions:
     # contained command may see besides the usual ones (``execution.pass_env``).
     permissions: Permissions | None = None
     pass_env: tuple[str, ...] = ()
+    scrub_env: bool = True
 
 
 def default_tools(options: ToolOptions, request: Request | None = None) -> list[Tool]:
@@ -91,7 +92,12 @@ def default_tools(options: ToolOptions, request: Request | None = None) -> list[
 
         before_delete = deletes_as_rm(shell)
         tools += fs_tools(
-            options.root, options.fs_mode, before_delete, request, before_write=shell.permit_write
+            options.root,
+            options.fs_mode,
+            before_delete,
+            request,
+            before_write=shell.permit_write,
+            before_move=shell.permit_move,
         )
     if options.bash:
         tools.append(bash_tool(shell))
@@ -155,7 +161,8 @@ def deletes_as_rm(shell: Shell) -> Callable[[Sequence[str], bool], None]:
     it ends the tool call with an error the model reads."""
 
     def before_delete(paths: Sequence[str], recursive: bool) -> None:
-        shell.permit(shlex.join(["rm", "-r", "--", *paths] if recursive else ["rm", "--", *paths]))
+        command = shlex.join(["rm", "-r", "--", *paths] if recursive else ["rm", "--", *paths])
+        shell.permit(command, parts=tuple(paths))  # delete rules match the paths
 
     return before_delete
 
@@ -178,6 +185,7 @@ def shell_for(options: ToolOptions) -> Shell:
         on_refused=options.on_refused,
         permissions=options.permissions,
         pass_env=options.pass_env,
+        scrub_env=options.scrub_env,
     )
 
 

@@ -14,9 +14,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from conch.execute.sandbox import find_sandbox
 from conch.policy import ExecutionMode
 from conch.policy.confirm import ConfirmOptions, command_ruling, context_for
-from conch.policy.rules import Outcome
+from conch.policy.rules import Outcome, permissions_from
 from conch.tools import Tool, make_tool
 
 if TYPE_CHECKING:
@@ -99,8 +100,14 @@ class Proposer:
             pipeline = self.pipeline()
             proposal = pipeline.propose(RequestContext(text))
         verdict = proposal.verdict
-        options = ConfirmOptions(programs=tuple(self.settings.default_prompt.tools), mode=self.mode)
-        ruling = command_ruling(proposal.command, verdict, options, mode=self.mode)
+        options = ConfirmOptions(
+            programs=tuple(self.settings.default_prompt.tools),
+            mode=self.mode,
+            permissions=permissions_from(self.settings.permissions),
+        )
+        ruling = command_ruling(
+            proposal.command, verdict, options, mode=self.mode, contain=find_sandbox().usable
+        )
         answer: dict[str, Any] = {
             "command": proposal.command,
             "decision": str(verdict.decision),

@@ -101,6 +101,7 @@ def flag_tools(
 
         extra.setdefault("permissions", permissions_from(settings.permissions))
         extra.setdefault("pass_env", tuple(settings.execution.pass_env))
+        extra.setdefault("scrub_env", settings.execution.scrub_env)
     return ToolOptions(
         root=setup.root,
         fs_mode=args.tools_mode,

@@ -65,15 +65,19 @@ def _ruling(command: str, verdict: Verdict, context: PolicyContext, env: Environ
     from conch.config.paths import Paths
     from conch.config.settings import load_settings
     from conch.policy import Decision
+    from conch.policy.confirm import command_parts
     from conch.policy.rules import Action, Kind, decide, permissions_from
 
     settings = load_settings(env.environ, Paths.default(), env.cwd, {}).settings
+    parts, whole = command_parts(command)
     action = Action(
         Kind.COMMAND,
         command,
         risk=verdict.risk,
         rejected=verdict.decision is Decision.REJECT,
         reasons=verdict.reasons,
+        parts=parts,
+        whole=whole,
     )
     return decide(
         action,

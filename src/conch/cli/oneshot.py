@@ -202,7 +202,7 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
             state,
             loaded,
             ctx,
-            _policy_context(state, prompt),
+            _policy_context(state, prompt, tuple(settings.execution.pass_env)),
             lambda: _provider(state, loaded),
             lambda progress: _renderer(state, progress),
         )
@@ -216,7 +216,7 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
         provider,
         settings,
         platform,
-        _policy_context(state, prompt),
+        _policy_context(state, prompt, tuple(settings.execution.pass_env)),
         env.cwd,
         env.environ,
         prompt,
@@ -275,7 +275,9 @@ def _oneshot(state: Run, loaded: LoadedSettings) -> int:
         provider.close()
 
 
-def _policy_context(state: Run, prompt: PromptConfig) -> PolicyContext:
+def _policy_context(
+    state: Run, prompt: PromptConfig, pass_env: tuple[str, ...] = ()
+) -> PolicyContext:
     from dataclasses import replace
 
     from conch.execute.environ import contained_environment
@@ -285,7 +287,7 @@ def _policy_context(state: Run, prompt: PromptConfig) -> PolicyContext:
     if state.args.unsafe:
         return context
     # Safe mode expands $NAME from what a contained command may see (no secrets).
-    return replace(context, environ=contained_environment(state.env.environ))
+    return replace(context, environ=contained_environment(state.env.environ, pass_env))
 
 
 def _assess(state: Run, prompt: PromptConfig, command: str) -> Verdict:
@@ -358,7 +360,7 @@ def _execute(
     try:
         ran = run_checked(
             command,
-            _policy_context(state, prompt),
+            _policy_context(state, prompt, tuple(execution.pass_env)),
             cwd=env.cwd,
             state_dir=_state_dir(),
             approve=asker,

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from conch.config.settings import LoadedSettings
     from conch.mcp.client import McpServers
     from conch.messages import GenerationOptions, Usage
+    from conch.policy.rules import Permissions
     from conch.providers.base import Provider
     from conch.shell.check import Checked, Checker
     from conch.shell.turns import Reply
@@ -177,6 +178,13 @@ class ShellParts:
             self._append_history(line)
         return ran
 
+    @property
+    def permissions(self) -> Permissions:
+        """The user's permission rules (``permissions:`` in the config)."""
+        from conch.policy.rules import permissions_from
+
+        return permissions_from(self.loaded.settings.permissions)
+
     def run_contained(self, line: str) -> Ran | None:
         """Run a suggestion nobody was asked about, contained (``conch.execute.checked``:
         bubblewrap, the filesystem read-only, no network, no secrets), with what it printed
@@ -199,7 +207,7 @@ class ShellParts:
                 cwd=cwd,
                 state_dir=self.state_dir,
                 approve=nobody,
-                options=ConfirmOptions(mode=mode),
+                options=ConfirmOptions(mode=mode, permissions=self.permissions),
                 interactive=False,
             )
         except (PolicyRejection, NoOneToAsk):

@@ -88,7 +88,7 @@ def offer(parts: ShellParts, command: str) -> Ran | None:
     command, verdict = checked.command, checked.verdict
     if _refused(parts, command, verdict):
         return None
-    ruling = suggestion_ruling(command, verdict, parts.settings.confirm_cmd)
+    ruling = suggestion_ruling(command, verdict, parts.settings.confirm_cmd, parts.permissions)
     if checked.ok and ruling.outcome is Outcome.RUN:
         # No question: it runs contained, not in your shell (None: it could not, so ask).
         ran = parts.run_contained(command)

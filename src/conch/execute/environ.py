@@ -49,6 +49,13 @@ ALLOWED: tuple[str, ...] = (
 SECRET_PATTERNS: tuple[str, ...] = (
     "*_API_KEY",
     "*_APIKEY",
+    "*_KEY",
+    "*_PAT",
+    "*_DSN",
+    "*_PWD",
+    "DATABASE_URL",
+    "*_DATABASE_URL",
+    "PGPASSFILE",
     "*API_KEY*",
     "*_TOKEN",
     "*_TOKEN_*",

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conch.config.settings import AllowedProgram, PromptConfig
+from conch.errors import PolicyRejection
 from conch.policy import Decision, PolicyContext, Risk, Verdict
+from conch.policy.plan import plan
 from conch.policy.rules import Action, ExecutionMode, Kind, Outcome, Permissions, Ruling, decide
 
 
@@ -90,12 +92,15 @@ def command_ruling(
     when ``options.mode`` does not set one; a surface without one (the one-shot command) asks
     for everything unless its prompt config lists the programs it allows."""
     effective = options.mode or (mode if options.programs else ExecutionMode.INTERACTIVE)
+    parts, whole = command_parts(command)
     action = Action(
         Kind.COMMAND,
         command,
         risk=verdict.risk,
         rejected=verdict.decision is Decision.REJECT,
         reasons=verdict.reasons,
+        parts=parts,
+        whole=whole,
     )
     return decide(
         action,
@@ -107,6 +112,25 @@ def command_ruling(
         forced_explain=explaining(verdict, options.programs),
         contain=contain,
     )
+
+
+def command_parts(command: str) -> tuple[tuple[str, ...], bool]:
+    """What permission patterns match of ``command``: each program it runs with its
+    arguments, one per stage, the program by its name (``/bin/rm -r x`` is ``rm -r x``), and
+    whether those are all it runs (False for what runs through a shell: only its whole text
+    is known, so no ``allow`` rule can apply)."""
+    try:
+        made = plan(command)
+    except PolicyRejection:
+        return (" ".join(command.split()),), False
+    parts = []
+    for step in made.steps:
+        for stage in step.stages:
+            words = [w.text for w in stage.words]
+            if words:
+                words[0] = words[0].rsplit("/", 1)[-1]
+                parts.append(" ".join(words))
+    return tuple(parts), True
 
 
 def asked(ruling: Ruling, verdict: Verdict, programs: Sequence[AllowedProgram]) -> Confirmation:

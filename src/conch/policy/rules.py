@@ -99,19 +99,36 @@ _READS = frozenset({Kind.READ})
 
 @dataclass(frozen=True, slots=True)
 class Action:
-    """One thing about to happen. ``subject``: what the permission patterns match (the
-    command text, the path, ``server.tool``, the URL). ``risk``: a command's risk (from its
-    verdict); ``rejected``: the policy rejected the command (``reasons`` say why)."""
+    """One thing about to happen. ``subject``: what it is, in one line (the command text,
+    the path, ``server.tool``, the URL). ``parts``: what the permission patterns match, each
+    on its own (a command's programs with their arguments, one per stage; the paths of a
+    delete); empty: ``subject`` alone. ``whole``: the parts are all there is (False for a
+    command run through a shell, whose parts conch cannot list: no ``allow`` rule applies).
+    ``risk``: how much it can do (None: by its kind, reading or writing); ``rejected``: the
+    policy rejected the command (``reasons`` say why)."""
 
     kind: Kind
     subject: str
-    risk: Risk = Risk.READ_ONLY
+    risk: Risk | None = None
     rejected: bool = False
     reasons: tuple[str, ...] = ()
+    parts: tuple[str, ...] = ()
+    whole: bool = True
 
     @property
     def tool(self) -> str:
         return TOOL_OF_KIND[self.kind]
+
+    @property
+    def level(self) -> Risk:
+        """The risk, or the kind's own: reading is read-only, anything else writes."""
+        if self.risk is not None:
+            return self.risk
+        return Risk.READ_ONLY if self.kind in _READS else Risk.WRITES
+
+    @property
+    def matched(self) -> tuple[str, ...]:
+        return self.parts or (self.subject,)
 
 
 class Permission(StrEnum):
@@ -144,6 +161,19 @@ class Permissions:
     def denied(self, subject: str) -> str | None:
         """The custom denylist pattern ``subject`` matches, or None."""
         return next((p for p in self.deny if _glob(subject, p)), None)
+
+    def judge(self, action: Action) -> tuple[str, Permission] | None:
+        """The rules' say on ``action``, part by part: ``deny`` when one part's last matching
+        rule denies, else ``ask`` when one asks, else ``allow`` when every part's allows (and
+        the parts are the whole action); None when no rule decides."""
+        found = [self.match(action.tool, part) for part in action.matched]
+        for says in (Permission.DENY, Permission.ASK):
+            hit = next((m for m in found if m is not None and m[1] is says), None)
+            if hit is not None:
+                return hit
+        if action.whole and found and all(m is not None for m in found):
+            return found[0]
+        return None
 
 
 def permissions_from(section: PermissionSettings) -> Permissions:
@@ -220,11 +250,14 @@ def decide(
     if action.rejected:
         return Ruling(Outcome.REFUSE, action.reasons or ("rejected by the safety policy",))
     if action.kind is Kind.COMMAND:
-        custom = permissions.denied(action.subject)
+        custom = next(
+            (d for part in (action.subject, *action.parts) if (d := permissions.denied(part))),
+            None,
+        )
         if custom is not None:
             why = f"Your denylist refuses it (permissions.deny: {custom!r})."
             return Ruling(Outcome.REFUSE, (why,), rule=f"deny: {custom!r}")
-    matched = permissions.match(action.tool, action.subject)
+    matched = permissions.judge(action)
     if matched is not None and matched[1] is Permission.DENY:
         return Ruling(
             Outcome.REFUSE, (f"Your permission rule refuses it ({matched[0]}).",), matched[0]
@@ -245,12 +278,12 @@ def decide(
     show = bool(forced)  # --explain is the front end's own: it explains every command
     if wants:
         return Ruling(Outcome.ASK, tuple(wants), matched[0] if matched else None, show)
-    outcome = mode_outcome(mode, action.risk, reads=action.kind in _READS)
+    outcome = mode_outcome(mode, action.level, reads=action.kind in _READS)
     rule = None
     if matched is not None and matched[1] is Permission.ALLOW:
         outcome, rule = Outcome.RUN, matched[0]
     if outcome is Outcome.ASK:
-        what = f"It is {action.risk}" if action.kind is Kind.COMMAND else f"It is a {action.kind}"
+        what = f"It is {action.level}" if action.kind is Kind.COMMAND else f"It is a {action.kind}"
         return Ruling(Outcome.ASK, (f"{what}, so it needs your yes in {mode} mode.",))
     if not contain and not (rule is not None and action.kind is not Kind.COMMAND):
         # A command with no sandbox, or another program's tool conch cannot hold (unless

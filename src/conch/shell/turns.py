@@ -28,8 +28,9 @@ from conch.messages import (
     TextDelta,
     Usage,
 )
-from conch.policy import Decision, ExecutionMode, PolicyContext, Verdict, assess
-from conch.policy.rules import Action, Kind, Ruling, decide
+from conch.policy import ExecutionMode, PolicyContext, Verdict, assess
+from conch.policy.confirm import ConfirmOptions, command_ruling
+from conch.policy.rules import Permissions, Ruling
 from conch.providers.base import Provider, respond
 from conch.shell.context import CMD, EXEC_TAG, Context, Eviction, suggested_commands
 from conch.shell.reply import ReplyFilter
@@ -203,21 +204,17 @@ def judge(command: str, cwd: str | Path) -> Verdict:
     return assess(command, context)
 
 
-def suggestion_ruling(command: str, verdict: Verdict, confirm: bool) -> Ruling:
-    """The one rule (``conch.policy.rules.decide``) for a suggested command: with
-    ``confirm`` (``shell.confirm_cmd``) every suggestion is asked about (interactive mode);
-    without it, one that only reads runs without a question, contained
-    (``ShellParts.run_contained``), and the rest are asked about (restricted-autonomous). A
-    rejected command is refused, asked or not."""
+def suggestion_ruling(
+    command: str, verdict: Verdict, confirm: bool, permissions: Permissions | None = None
+) -> Ruling:
+    """The one rule (``conch.policy.confirm.command_ruling``) for a suggested command, with
+    the user's ``permissions``: with ``confirm`` (``shell.confirm_cmd``) every suggestion is
+    asked about (interactive mode); without it, one that only reads runs without a question,
+    contained (``ShellParts.run_contained``), and the rest are asked about
+    (restricted-autonomous). A rejected command is refused, asked or not."""
     mode = ExecutionMode.INTERACTIVE if confirm else ExecutionMode.RESTRICTED
-    action = Action(
-        Kind.COMMAND,
-        command,
-        risk=verdict.risk,
-        rejected=verdict.decision is Decision.REJECT,
-        reasons=verdict.reasons,
-    )
-    return decide(action, mode)
+    options = ConfirmOptions(mode=mode, permissions=permissions)
+    return command_ruling(command, verdict, options, mode=mode)
 
 
 def shown_reasons(verdict: Verdict) -> list[str]:

@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from conch.tools.fs_base import BeforeDelete, BeforeWrite, Request
+from conch.tools.fs_base import BeforeDelete, BeforeMove, BeforeWrite, Request
 from conch.tools.fs_batch import batch_tool
 from conch.tools.fs_ops import Files
 from conch.tools.paths import Confined
@@ -30,12 +30,13 @@ def fs_tools(
     before_delete: BeforeDelete | None = None,
     request: Request | None = None,
     before_write: BeforeWrite | None = None,
+    before_move: BeforeMove | None = None,
 ) -> list[Tool]:
     """The file tools for the sandbox ``root`` (an existing directory): ``split`` gives
     ``fs_read``, ``fs_write``, ``fs_edit``, ``fs_list``, ``fs_glob``, ``fs_grep``,
     ``fs_mkdir``, ``fs_delete``, ``fs_move`` and ``fs_diff``; ``unified`` gives the one batch tool ``fs``;
-    ``both`` gives all of them. ``before_delete`` is asked before any delete and
-    ``before_write`` before any write; ``request`` gives the request the model is working
+    ``both`` gives all of them. ``before_delete`` is asked before any delete,
+    ``before_write`` before any write and ``before_move`` before any move; ``request`` gives the request the model is working
     on, for hints (``Files``)."""
     if mode not in ("split", "unified", "both"):
         raise ValueError(f"unknown file tools mode {mode!r} (split, unified or both)")
@@ -51,11 +52,11 @@ def fs_tools(
     tools: list[Tool] = []
     if mode in ("split", "both"):
         files = Files(confined, before_delete=before_delete, request=request)
-        files.before_write = before_write
+        files.before_write, files.before_move = before_write, before_move
         tools.extend(split_tools(files))
     if mode in ("unified", "both"):
         files = Files(confined, prefix="fs ", before_delete=before_delete, request=request)
-        files.before_write = before_write
+        files.before_write, files.before_move = before_write, before_move
         tools.append(batch_tool(files))
     tools[0] = replace(tools[0], system=system)  # said once, whichever tools are offered
     return tools

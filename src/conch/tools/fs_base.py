@@ -21,6 +21,8 @@ BeforeDelete = Callable[[Sequence[str], bool], None]
 # Told of every write before it happens: the path (relative to the root) and whether the file
 # exists (a replacement or an edit) or not (a new file); it raises to stop it.
 BeforeWrite = Callable[[str, bool], None]
+# Told of every move before it happens: the (source, target) pairs, relative to the root.
+BeforeMove = Callable[[Sequence[tuple[str, str]]], None]
 # The request the model is working on, for hints that name what it asked for.
 Request = Callable[[], str | None]
 _NEW_FILE_MODE = 0o644
@@ -52,6 +54,12 @@ class SandboxFiles:
         self.before_delete = before_delete
         self.request = request
         self.before_write = before_write
+        self.before_move: BeforeMove | None = None
+
+    def permit_moves(self, pairs: Sequence[tuple[Path, Path]]) -> None:
+        """Tell ``before_move`` of ``pairs`` (it raises to stop them)."""
+        if self.before_move is not None:
+            self.before_move([(self.shown(a), self.shown(b)) for a, b in pairs])
 
     # -- paths -----------------------------------------------------------------------------
 

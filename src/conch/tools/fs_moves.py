@@ -49,6 +49,7 @@ def move_matching(files: SandboxFiles, pattern: str, destination: str) -> str:
             )
         pairs = [(source, folder / source.name) for source in sources if source != folder]
     _check_moves(files, who, pairs)
+    files.permit_moves(pairs)
     done: list[str] = []
     stopped = ""
     for source, target in pairs:

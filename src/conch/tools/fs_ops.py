@@ -225,6 +225,8 @@ class Files(SandboxFiles):
             return f"'{shown}' already exists"
         if target.exists():
             raise FileExistsError(f"{self.prefix}mkdir: '{shown}' exists and is a file")
+        if self.before_write is not None:
+            self.before_write(shown, False)
         try:
             target.mkdir(parents=True)
         except OSError as exc:
@@ -256,6 +258,7 @@ class Files(SandboxFiles):
                 f"{self.prefix}move: '{shown_to}' already exists; delete it first or choose "
                 "another name"
             )
+        self.permit_moves([(source, target)])
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             source.rename(target)
