@@ -56,7 +56,10 @@ def test_run_with_a_task_file_edits_files_in_the_sandbox(
         "  - In settings.ini, change the port from 8080 to 9090.\n",
         encoding="utf-8",
     )
-    result = conch("run", "--plan", str(plan), "--sandbox", str(sandbox), "-q", cwd=sandbox)
+    # The user says yes on the terminal to each change (restricted mode asks before writes).
+    result = conch(
+        "run", "--plan", str(plan), "--sandbox", str(sandbox), "-q", cwd=sandbox, answers="y\n" * 6
+    )
     assert result.code == 0, result.err
     text = (sandbox / "settings.ini").read_text(encoding="utf-8")
     assert "9090" in text and "8080" not in text, text
