@@ -84,3 +84,26 @@ def test_moves_and_new_directories_follow_the_rule(tmp_path: Path) -> None:
     assert (tmp_path / "a.txt").exists() and not (tmp_path / "b.txt").exists()
     assert not (tmp_path / "new").exists()
     assert asked[0].startswith("mv ") and asked[1] == "fs_write new"
+
+
+def test_always_for_this_session_allows_the_like_of_it_without_a_question(tmp_path: Path) -> None:
+    from conch.agent.bash import Shell
+
+    asked: list[Confirmation] = []
+
+    def always(command: str, verdict: Verdict, wanted: Confirmation) -> Answer:
+        asked.append(wanted)
+        assert wanted.always is not None
+        return Answer.run_always(wanted.always)
+
+    work = tmp_path / "work"  # a workspace that does not hold the home directory
+    work.mkdir()
+    shell = Shell(cwd=work, mode=ExecutionMode.RESTRICTED, confirm=always)
+    shell.run("touch one.txt")
+    shell.run("touch two.txt")  # allowed by the answer to the first: no question
+    assert [w.always for w in asked] == ["touch*"]
+    assert (work / "one.txt").exists() and (work / "two.txt").exists()
+    # It stays within what was allowed: another program is asked about.
+    shell.confirm = None
+    with pytest.raises(Exception, match="no one can be asked"):
+        shell.run("mkdir new")

@@ -205,7 +205,7 @@ def test_in_interactive_mode_every_command_is_asked_about(
     )
     result = conch("chat", "--allow-bash", "-p", "list, then make a file", answers="n\ny\n")
     assert result.code == 0, result.err
-    assert result.err.count("Run it? [y/N]") == 2
+    assert result.err.count("Run it? [y/N/a]") == 2
     assert "✗ bash: ls → " in result.err
     assert (tmp_path / "work" / "asked.txt").exists()
 

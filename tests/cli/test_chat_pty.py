@@ -37,7 +37,7 @@ def test_a_turn_shows_the_reply_and_the_status_line(isolated_dirs: Path, tmp_pat
     child.expect_exact(PROMPT)
     child.send("write hi.txt\r")
     # A write is asked about in chat's mode, as a command that writes would be.
-    child.expect_exact("Run it? [y/N] ")
+    child.expect_exact("Run it? [y/N/a] ")
     child.send("y\r")
     child.expect_exact("✓ fs_write path=hi.txt content=hi → created 'hi.txt'")
     child.expect_exact("I wrote hi.txt.")
@@ -103,7 +103,7 @@ def test_a_command_is_asked_about_and_runs_on_yes(isolated_dirs: Path, tmp_path:
     child.expect_exact("the agent wants to run:")
     child.expect_exact("touch asked.txt")
     child.expect(r"risk: \S*writes")
-    child.expect_exact("Run it? [y/N] ")
+    child.expect_exact("Run it? [y/N/a] ")
     child.send("y\r")
     child.expect_exact("Made asked.txt.")
     child.expect_exact(PROMPT)

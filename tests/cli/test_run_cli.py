@@ -195,7 +195,7 @@ def test_a_yes_on_the_terminal_lets_a_command_run(
     assert (tmp_path / "work" / "yes.txt").exists()
     assert "the agent wants to run:" in result.err
     assert "  touch yes.txt" in result.err and "risk: writes" in result.err
-    assert "Run it? [y/N]" in result.err
+    assert "Run it? [y/N/a]" in result.err
 
 
 def test_no_is_the_default_answer_and_is_exit_4(

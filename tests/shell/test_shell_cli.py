@@ -395,7 +395,7 @@ def test_a_refused_step_is_not_run_when_the_agent_proposes_it_again(
     )
     result = conch("shell", stdin=":auto create a file\n", answers="n\n")
     assert result.code == 0, result.err
-    assert result.err.count("Run it? [y/N]") == 1
+    assert result.err.count("Run it? [y/N/a]") == 1
     assert not (tmp_path / "work" / "made").exists()
     assert "2 commands of the agent's did not run" in result.err
 

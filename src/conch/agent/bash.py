@@ -13,6 +13,7 @@ file tool's delete), by the ``Shell``.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shlex
@@ -29,9 +30,18 @@ from conch.execute.run import ExecResult
 from conch.execute.sandbox import Sandbox
 from conch.execute.stages import installed_twin
 from conch.policy import Decision, ExecutionMode, PolicyContext, Risk, Verdict, assess
-from conch.policy.confirm import Confirmation, ConfirmOptions, asked
+from conch.policy.confirm import Confirmation, ConfirmOptions, asked, command_parts
 from conch.policy.plan import plan
-from conch.policy.rules import Action, Kind, Outcome, Permissions, decide
+from conch.policy.rules import (
+    TOOL_OF_KIND,
+    Action,
+    Kind,
+    Outcome,
+    Permissions,
+    always_pattern,
+    decide,
+    with_rule,
+)
 from conch.tools import Tool, make_tool
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -93,6 +103,8 @@ class Shell:
     sandbox: Sandbox | None = None  # None: found when a command first runs
     pass_env: tuple[str, ...] = ()  # variables a contained command may see besides the usual
     scrub_env: bool = True  # False: a command the user approved sees their whole environment
+    # What the user allowed "always, for this session": (tool, pattern), in order.
+    session_rules: list[tuple[str, str]] = field(default_factory=list)
 
     def run(self, command: str) -> str:
         """Check, maybe ask, run ``command``; its output for the model. Raises
@@ -121,7 +133,7 @@ class Shell:
                 cwd=self.cwd,
                 state_dir=self.state_dir,
                 approve=self._approve,
-                options=ConfirmOptions(mode=self.mode, permissions=self.permissions),
+                options=ConfirmOptions(mode=self.mode, permissions=self._rules()),
                 shell=self.shell,
                 timeout=self.timeout,
                 interactive=False,
@@ -256,7 +268,7 @@ class Shell:
                 parts=parts,
             ),
             self.mode,
-            permissions=self.permissions,
+            permissions=self._rules(),
             contain=contain,
         )
         if ruling.outcome is Outcome.REFUSE:
@@ -266,7 +278,7 @@ class Shell:
             return
         wanted = asked(ruling, verdict, ())
         try:
-            answer = self._approve(subject, verdict, wanted)
+            answer = self._approve(subject, verdict, wanted, kind, (parts or (subject,))[0])
         except _NoOneToAsk:
             self._refused(subject, "unasked", audit=True)
             raise CommandRefused(
@@ -286,11 +298,32 @@ class Shell:
         if self.on_refused is not None:
             self.on_refused(command, why)
 
-    def _approve(self, command: str, verdict: Verdict, wanted: Confirmation) -> Answer:
-        """Ask the person (the rule, ``conch.policy.rules``, decided a question is needed)."""
+    def _approve(
+        self,
+        command: str,
+        verdict: Verdict,
+        wanted: Confirmation,
+        kind: Kind = Kind.COMMAND,
+        part: str = "",
+    ) -> Answer:
+        """Ask the person (the rule, ``conch.policy.rules``, decided a question is needed),
+        offering to allow the like of ``part`` for the rest of the session; an answer that
+        does is kept (``session_rules``)."""
         if self.confirm is None:
             raise _NoOneToAsk(command)
-        return self.confirm(command, verdict, wanted)
+        first = part or (command_parts(command)[0][:1] or (command,))[0]
+        offered = dataclasses.replace(wanted, always=always_pattern(kind, first))
+        answer = self.confirm(command, verdict, offered)
+        if answer.choice is Choice.RUN and answer.always:
+            self.session_rules.append((TOOL_OF_KIND[kind], answer.always))
+        return answer
+
+    def _rules(self) -> Permissions | None:
+        """The user's permission rules, then what they allowed for this session."""
+        rules = self.permissions
+        for tool, pattern in self.session_rules:
+            rules = with_rule(rules, tool, pattern)
+        return rules
 
 
 def bash_tool(shell: Shell) -> Tool:

@@ -161,8 +161,9 @@ def _assess(command: str) -> Verdict:
 def agent_approver(env: Environment, before: Callable[[], None]) -> Approve:
     """The question ``conch chat`` and ``conch run`` ask before a command of the agent's
     runs, when its execution mode wants a yes: the command, its risk and the policy's
-    reasons, then ``Run it? [y/N]`` (default No). ``before`` runs first (it stops the
-    spinner). Without a terminal the answer is No."""
+    reasons, then ``Run it? [y/N/a]`` (default No; ``a``: yes, and the like of it without
+    a question for the rest of the session, when the library offers a pattern). ``before``
+    runs first (it stops the spinner). Without a terminal the answer is No."""
 
     def approve(command: str, verdict: Verdict, wanted: Confirmation) -> Answer:
         from conch.execute.checked import Answer
@@ -172,7 +173,14 @@ def agent_approver(env: Environment, before: Callable[[], None]) -> Approve:
         if wanted.explain:
             lines.append(f"note: {', '.join(wanted.forced_by) or 'this program'} asks for care")
         ui.show_command(env, command, verdict.risk.value, verdict.reasons, lines)
-        if ui.ask(env, "Run it? [y/N] ", "yn", "n") == "y":
+        if wanted.always:
+            env.stderr.write(f"  a = yes, and always `{wanted.always}` this session\n")
+            answer = ui.ask(env, "Run it? [y/N/a] ", "yna", "n")
+        else:
+            answer = ui.ask(env, "Run it? [y/N] ", "yn", "n")
+        if answer == "a" and wanted.always:
+            return Answer.run_always(wanted.always)
+        if answer == "y":
             return Answer.run()
         env.stderr.write("  not run; the agent is told you said no\n")
         env.stderr.flush()

@@ -76,10 +76,17 @@ class Answer:
     # False: a yes given in advance, nobody looked at this command (``--yes``): it runs
     # contained, as if nobody was asked (``unattended()``), except in unsafe mode.
     person: bool = True
+    # Run it, and allow ``Confirmation.always``'s pattern for the rest of the session.
+    always: str = ""
 
     @classmethod
     def run(cls) -> Answer:
         return cls(Choice.RUN)
+
+    @classmethod
+    def run_always(cls, pattern: str) -> Answer:
+        """Run it, and what ``pattern`` matches without a question for the session."""
+        return cls(Choice.RUN, always=pattern)
 
     @classmethod
     def unattended(cls) -> Answer:

@@ -34,6 +34,9 @@ class Confirmation:
     rule: str | None = None
     uncontained: bool = False
     severe: bool = False
+    # The pattern an "always, for this session" answer would allow (``Answer.always``), for a
+    # surface that keeps such answers; None where it does not.
+    always: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

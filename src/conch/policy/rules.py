@@ -46,9 +46,11 @@ __all__ = [
     "Permission",
     "Permissions",
     "Ruling",
+    "always_pattern",
     "decide",
     "mode_outcome",
     "permissions_from",
+    "with_rule",
 ]
 
 
@@ -174,6 +176,36 @@ class Permissions:
         if action.whole and found and all(m is not None for m in found):
             return found[0]
         return None
+
+
+# Programs whose first word is a subcommand: "always" for them means that subcommand only.
+_SUBCOMMANDS = frozenset(
+    {"git", "docker", "podman", "kubectl", "npm", "pnpm", "yarn", "pip", "pip3", "cargo", "go"}
+    | {"apt", "apt-get", "brew", "systemctl", "make", "uv", "poetry", "gh", "conda", "helm"}
+)
+
+
+def always_pattern(kind: Kind, part: str) -> str:
+    """The pattern an "always, for this session" answer allows, from the first ``part`` of an
+    action: for a command its program (and its subcommand: ``git status *``), with any
+    arguments; for a file action the path itself; for the rest the subject."""
+    if kind is not Kind.COMMAND:
+        return part
+    words = part.split()
+    if not words:
+        return part
+    if len(words) > 1 and words[0] in _SUBCOMMANDS and not words[1].startswith("-"):
+        return f"{words[0]} {words[1]}*"
+    return f"{words[0]}*"
+
+
+def with_rule(permissions: Permissions | None, tool: str, pattern: str) -> Permissions:
+    """``permissions`` with one more ``allow`` rule for ``tool``, after the others (so it
+    wins where it matches, as the last matching rule does)."""
+    base = permissions or Permissions()
+    rules = dict(base.rules)
+    rules[tool] = (*rules.get(tool, ()), (pattern, Permission.ALLOW))
+    return Permissions(rules, base.deny)
 
 
 def permissions_from(section: PermissionSettings) -> Permissions:
