@@ -107,3 +107,11 @@ def test_always_for_this_session_allows_the_like_of_it_without_a_question(tmp_pa
     shell.confirm = None
     with pytest.raises(Exception, match="no one can be asked"):
         shell.run("mkdir new")
+
+
+def test_the_question_about_a_write_shows_the_change(tmp_path: Path) -> None:
+    (tmp_path / "settings.ini").write_text("[server]\nport = 8080\n", encoding="utf-8")
+    tool, asked = _write_tool(tmp_path, ExecutionMode.RESTRICTED, Answer.run())
+    tool.function(path="settings.ini", content="[server]\nport = 9090\n")
+    ((_, wanted),) = asked
+    assert "-port = 8080" in wanted.detail and "+port = 9090" in wanted.detail

@@ -175,7 +175,7 @@ class Shell:
         context = PolicyContext(unsafe=False, mode=self.mode, cwd=self.cwd, sandbox_root=self.root)
         self.permit_action(kind, command, assess(command, context), parts=parts)
 
-    def permit_write(self, path: str, exists: bool) -> None:
+    def permit_write(self, path: str, exists: bool, diff: str = "") -> None:
         """Decide a file tool's write of ``path`` (relative to the root): replacing or
         editing a file that exists, or creating one, under the one rule, as a command that
         writes would be decided. Raises CommandRefused when it may not happen."""
@@ -191,7 +191,7 @@ class Shell:
             (path,),
             risks=(Risk.WRITES,),
         )
-        self.permit_action(kind, subject, verdict, parts=(path,))
+        self.permit_action(kind, subject, verdict, parts=(path,), detail=diff)
 
     def permit_move(self, pairs: Sequence[tuple[str, str]]) -> None:
         """Decide a file tool's move of each (source, target) pair, relative to the root,
@@ -248,6 +248,7 @@ class Shell:
         *,
         contain: bool = True,
         parts: tuple[str, ...] = (),
+        detail: str = "",
     ) -> None:
         """The one rule for an action of ``kind`` on ``subject`` judged ``verdict``: return
         when it may happen (the user said yes where asked), else raise CommandRefused."""
@@ -276,7 +277,7 @@ class Shell:
             raise CommandRefused(f"the safety policy refused it: {ruling.why or 'not allowed'}")
         if ruling.outcome is Outcome.RUN:
             return
-        wanted = asked(ruling, verdict, ())
+        wanted = dataclasses.replace(asked(ruling, verdict, ()), detail=detail)
         try:
             answer = self._approve(subject, verdict, wanted, kind, (parts or (subject,))[0])
         except _NoOneToAsk:

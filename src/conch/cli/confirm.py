@@ -158,6 +158,17 @@ def _assess(command: str) -> Verdict:
     return assess(command)
 
 
+_DETAIL_LINES = 40
+
+
+def _shown_detail(detail: str) -> list[str]:
+    """The first lines of a change to show before the question (a file write's diff)."""
+    lines = detail.splitlines()
+    if len(lines) <= _DETAIL_LINES:
+        return lines
+    return [*lines[:_DETAIL_LINES], f"... {len(lines) - _DETAIL_LINES} more lines"]
+
+
 def agent_approver(env: Environment, before: Callable[[], None]) -> Approve:
     """The question ``conch chat`` and ``conch run`` ask before a command of the agent's
     runs, when its execution mode wants a yes: the command, its risk and the policy's
@@ -173,6 +184,8 @@ def agent_approver(env: Environment, before: Callable[[], None]) -> Approve:
         if wanted.explain:
             lines.append(f"note: {', '.join(wanted.forced_by) or 'this program'} asks for care")
         ui.show_command(env, command, verdict.risk.value, verdict.reasons, lines)
+        for line in _shown_detail(wanted.detail):
+            env.stderr.write(f"  {line}\n")
         if wanted.always:
             env.stderr.write(f"  a = yes, and always `{wanted.always}` this session\n")
             answer = ui.ask(env, "Run it? [y/N/a] ", "yna", "n")

@@ -37,6 +37,8 @@ class Confirmation:
     # The pattern an "always, for this session" answer would allow (``Answer.always``), for a
     # surface that keeps such answers; None where it does not.
     always: str | None = None
+    # What the action changes, for the front end to show before asking (a file write's diff).
+    detail: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,10 +34,10 @@ def fs_tools(
 ) -> list[Tool]:
     """The file tools for the sandbox ``root`` (an existing directory): ``split`` gives
     ``fs_read``, ``fs_write``, ``fs_edit``, ``fs_list``, ``fs_glob``, ``fs_grep``,
-    ``fs_mkdir``, ``fs_delete``, ``fs_move`` and ``fs_diff``; ``unified`` gives the one batch tool ``fs``;
-    ``both`` gives all of them. ``before_delete`` is asked before any delete,
-    ``before_write`` before any write and ``before_move`` before any move; ``request`` gives the request the model is working
-    on, for hints (``Files``)."""
+    ``fs_mkdir``, ``fs_delete``, ``fs_move`` and ``fs_diff``; ``unified`` gives the one batch
+    tool ``fs``; ``both`` gives all of them. ``before_delete`` is asked before any delete,
+    ``before_write`` before any write (with its diff) and ``before_move`` before any move;
+    ``request`` gives the request the model is working on, for hints (``Files``)."""
     if mode not in ("split", "unified", "both"):
         raise ValueError(f"unknown file tools mode {mode!r} (split, unified or both)")
     confined = Confined(root)

@@ -5,6 +5,7 @@ with errors that name the action.
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -18,9 +19,10 @@ SHOW_MATCHES = 20  # names listed when a pattern is given where a file was expec
 # Told of every delete before anything is deleted: the paths as shown (relative to the
 # root) and whether a directory is among them; it raises to stop the delete.
 BeforeDelete = Callable[[Sequence[str], bool], None]
-# Told of every write before it happens: the path (relative to the root) and whether the file
-# exists (a replacement or an edit) or not (a new file); it raises to stop it.
-BeforeWrite = Callable[[str, bool], None]
+# Told of every write before it happens: the path (relative to the root), whether the file
+# exists (a replacement or an edit) or not (a new file), and the change as a unified diff
+# (empty for a directory); it raises to stop it.
+BeforeWrite = Callable[[str, bool, str], None]
 # Told of every move before it happens: the (source, target) pairs, relative to the root.
 BeforeMove = Callable[[Sequence[tuple[str, str]]], None]
 # The request the model is working on, for hints that name what it asked for.
@@ -37,8 +39,9 @@ class SandboxFiles:
     every entry a pattern matches; and whether a directory is among them) before anything
     is deleted; it raises to stop it, and its error is the tool's. ``request``: the request
     the model is working on (None: not known), for a refused delete's hint.
-    ``before_write``: told of every write (the path, relative to the root, and whether the
-    file exists) before it is made; it raises to stop it.
+    ``before_write``: told of every write (the path, relative to the root, whether the file
+    exists, and the change as a unified diff) before it is made; it raises to stop it.
+    ``before_move``: told of every move's (source, target) pairs; it raises to stop them.
     """
 
     def __init__(
@@ -163,12 +166,28 @@ class SandboxFiles:
                 f"{self.prefix}{action}: cannot read '{self.shown(target)}': {exc.strerror}"
             ) from None
 
+    def _diff(self, target: Path, exists: bool, text: str) -> str:
+        """The change writing ``text`` to ``target`` makes, as a unified diff ("" when the
+        old text cannot be read as text)."""
+        try:
+            old = target.read_text(encoding="utf-8") if exists else ""
+        except (OSError, UnicodeDecodeError):
+            return ""
+        shown = self.shown(target)
+        lines = difflib.unified_diff(
+            old.splitlines(keepends=True),
+            text.splitlines(keepends=True),
+            f"a/{shown}" if exists else "/dev/null",
+            f"b/{shown}",
+        )
+        return "".join(lines)
+
     def write_text(self, action: str, target: Path, text: str) -> None:
         """Replace ``target`` atomically (temp file, then rename), creating parents, once
         ``before_write`` let it."""
         exists = target.exists()
         if self.before_write is not None:
-            self.before_write(self.shown(target), exists)
+            self.before_write(self.shown(target), exists, self._diff(target, exists, text))
         mode = None if exists else _NEW_FILE_MODE
         try:
             atomic_write_text(target, text, mode)

@@ -226,7 +226,7 @@ class Files(SandboxFiles):
         if target.exists():
             raise FileExistsError(f"{self.prefix}mkdir: '{shown}' exists and is a file")
         if self.before_write is not None:
-            self.before_write(shown, False)
+            self.before_write(shown, False, "")
         try:
             target.mkdir(parents=True)
         except OSError as exc:
