@@ -91,6 +91,20 @@ def test_one_shot_an_approved_command_sees_no_secret(
     _no_secret(printed)
 
 
+def test_one_shot_a_wrong_verdict_cannot_write_on_a_yes_given_in_advance(
+    conch: Conch, isolated_dirs: Path, wrong_verdicts: None, canary: Path, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    write_config(
+        isolated_dirs,
+        "generation:\n  dry_run: false\nvalidation:\n  enabled: false\n"
+        f"ai:\n  provider: scripted\n  script:\n    - {json.dumps(WRITE)}\n",
+    )
+    result = conch("--yes", "make a marker file", cwd=work)
+    assert result.code != 0 and not (work / MARKER).exists(), result.err
+    assert canary.read_text(encoding="utf-8") == "still here\n"
+
+
 # -- conch run ---------------------------------------------------------------------------------
 
 
