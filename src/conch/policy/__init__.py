@@ -216,6 +216,7 @@ def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
             "Denylisted: the unparsable text looks like a catastrophic command. "
             "This is never allowed, not even in unsafe mode."
         )
+    note = ""  # how safe mode runs it, said after any reason it may not
     reasons: list[str] = list(denied)
     reject = bool(denied)
 
@@ -257,10 +258,10 @@ def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
             reasons += [_REFUSED_IN_SHELL.format(why=r) for r in refused]
             reject = True
         elif why:
-            reasons.append(through_shell(why))
+            note = through_shell(why)
             needs_shell = top
         elif operators:
-            reasons.append(f"Runs without a shell: conch does {', '.join(operators)} itself.")
+            note = f"Runs without a shell: conch does {', '.join(operators)} itself."
     reasons += relaxable
 
     hard: list[str] = []
@@ -280,6 +281,8 @@ def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
     reject = reject or bool(hard)
 
     needs_unsafe = reject and not (context.unsafe or denied or hard)
+    if note:  # how it would run: after the reasons it may not, which come first
+        reasons.append(note)
     if reject:
         decision = Decision.REJECT
         needs_shell = False
