@@ -26,6 +26,8 @@ CONCH_VARIANTS = {
     "conch-json": ("json",),
     "conch-core": ("auto", "core"),  # fewer tools (conch_driver.CORE_LEFT_OUT, no plan/datetime)
     "conch-steps": ("auto", "steps"),  # one action of the instruction per turn
+    # evaluate left out, as when no sandbox could start inside the harness's own
+    "conch-noeval": ("auto", "noeval"),
 }
 STAND_INS = ("oracle", "noop")  # no model: the harness's own checks
 ALL_AGENTS = (
@@ -34,6 +36,7 @@ ALL_AGENTS = (
     "conch-json",
     "conch-core",
     "conch-steps",
+    "conch-noeval",
     *STAND_INS,
 )
 _COMMON = (DRIVERS / "protocol.py",)

@@ -41,6 +41,8 @@ def make_session(job: dict[str, Any]) -> Any:
     tool_calls = sys.argv[1] if len(sys.argv) > 1 else "auto"  # ai.tool_calls
     variant = sys.argv[2] if len(sys.argv) > 2 else ""  # "core" or "steps"
     core = variant == "core"
+    if variant == "noeval":  # the tools without evaluate
+        tools = ToolOptions(root=Path.cwd(), bash=True, mode=ExecutionMode.FULL, evaluate=False)
     if core:  # fewer tools: no plan, datetime, fs_glob, fs_mkdir or fs_diff
         tools = ToolOptions(
             root=Path.cwd(), bash=True, mode=ExecutionMode.FULL, plan=False, datetime=False
