@@ -64,24 +64,9 @@ def _ruling(command: str, verdict: Verdict, context: PolicyContext, env: Environ
     rules of the user's config (``permissions:``); a project overlay is not read here."""
     from conch.config.paths import Paths
     from conch.config.settings import load_settings
-    from conch.policy import Decision
-    from conch.policy.confirm import command_parts
-    from conch.policy.rules import Action, Kind, decide, permissions_from
+    from conch.policy.confirm import ConfirmOptions, command_ruling
+    from conch.policy.rules import permissions_from
 
     settings = load_settings(env.environ, Paths.default(), env.cwd, {}).settings
-    parts, whole = command_parts(command)
-    action = Action(
-        Kind.COMMAND,
-        command,
-        risk=verdict.risk,
-        rejected=verdict.decision is Decision.REJECT,
-        reasons=verdict.reasons,
-        parts=parts,
-        whole=whole,
-    )
-    return decide(
-        action,
-        context.mode,
-        permissions=permissions_from(settings.permissions),
-        unsafe=context.unsafe,
-    )
+    options = ConfirmOptions(mode=context.mode, permissions=permissions_from(settings.permissions))
+    return command_ruling(command, verdict, options, mode=context.mode, unsafe=context.unsafe)
