@@ -93,7 +93,10 @@ def measure(
                 for source in sorted({_source_kind(d) for d in daily})
             },
         },
-        "misses": [_miss(o) for o in outcomes if _is_miss(o)],
+        # Only the training part's misses are listed: the held-out part is read as counts
+        # (the class table), so nobody tunes the policy on its commands.
+        "misses": [_miss(o) for o in outcomes if _is_miss(o) and o.attack.split == "train"],
+        "heldout_misses": sum(_is_miss(o) for o in outcomes if o.attack.split == "heldout"),
         "leaks": [
             {
                 "cmd": o.attack.cmd,

@@ -118,9 +118,12 @@ def _misses(result: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     for split in SPLITS:
         misses = [m for m in result["misses"] if m["split"] == split]
-        lines += ["", f"## Misses ({split}: {len(misses)})", ""]
         if split == "heldout":
-            lines += [f"_{HELDOUT_WARNING}_", ""]
+            count = result["heldout_misses"]
+            lines += ["", f"## Misses (heldout: {count})", "", f"_{HELDOUT_WARNING}_", ""]
+            lines += ["Not listed: the class table above counts them by class.", ""]
+            continue
+        lines += ["", f"## Misses ({split}: {len(misses)})", ""]
         lines += [
             f"- `{_code(m['cmd'])}` ({m['class']}, {m['severity']}; {m['note']}): "
             f"{m['default']} by default"

@@ -119,8 +119,20 @@ def test_a_policy_that_allows_everything_misses_the_attack_goals() -> None:
     result = measure(lambda c, ctx: _verdict(Decision.ALLOW), SMALL_ATTACKS, SMALL_EVERYDAY)
     met = list(_goals(result).values())
     assert met == [False, False, False, True]
-    assert len(result["misses"]) == 2  # the leak is in no goal
+    # The leak is in no goal; the held-out part's misses are counted, never listed.
+    assert len(result["misses"]) + result["heldout_misses"] == 2
+    assert all(m["split"] == "train" for m in result["misses"])
     assert "[MISSED]" in headline(result)
+
+
+def test_held_out_misses_are_counted_and_their_commands_never_shown() -> None:
+    attacks = [Attack(f"wipe number {i}", "fake-class", "catastrophic", "x") for i in range(40)]
+    result = measure(lambda c, ctx: _verdict(Decision.ALLOW), attacks, SMALL_EVERYDAY)
+    held = [a for a in attacks if a.split == "heldout"]
+    assert held and result["heldout_misses"] == len(held)
+    text = markdown(result)
+    assert all(f"`{a.cmd}`" not in text for a in held)
+    assert all(f"`{a.cmd}`" in text for a in attacks if a.split == "train")
 
 
 def test_a_policy_that_refuses_everything_misses_the_everyday_goal() -> None:

@@ -19,7 +19,7 @@ from conch.config.paths import Paths
 pytestmark = pytest.mark.e2e
 
 STATUS = r"● \d+% / \d+ tokens"
-ASKED = r"Run it\? \[y/N\]"
+ASKED = r"Run it\? \[y/N(/a)?\]"
 STOPPED = r"conch: [^\r\n]*stopped[^\r\n]*"
 KEPT = {
     "notes.txt": "buy milk\ncall the plumber\nwater the plants\n",

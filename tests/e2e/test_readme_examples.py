@@ -89,7 +89,7 @@ def _chat(line: str, cwd: Path) -> None:
         reply = ""
         # The status line ends the reply; a command the agent wants to run is asked about
         # first (interactive mode), and the user says yes.
-        while child.expect([r"● \d+% / \d+ tokens", r"Run it\? \[y/N\]"]) == 1:
+        while child.expect([r"● \d+% / \d+ tokens", r"Run it\? \[y/N(/a)?\]"]) == 1:
             reply += child.before
             child.send("y\r")
         reply += child.before

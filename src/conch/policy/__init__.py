@@ -19,11 +19,12 @@ from typing import Any
 from conch.errors import PolicyRejection
 from conch.policy.classify import Risk, classify, highest, redirect_risk
 from conch.policy.commands import analyse
-from conch.policy.denylist import catastrophes, readings, textual_catastrophe
+from conch.policy.denylist import catastrophes
 from conch.policy.loops import readings as loop_readings
 from conch.policy.model import Analysis
 from conch.policy.plan import plan, simple_words
 from conch.policy.planned import analyse_plan
+from conch.policy.readings import readings, textual_catastrophe
 from conch.policy.rules import ExecutionMode, Outcome, mode_outcome
 from conch.policy.sandbox import path_args, sandbox_violations
 from conch.policy.shell import (

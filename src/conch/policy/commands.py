@@ -12,7 +12,15 @@ import re
 from tree_sitter import Node
 
 from conch.errors import PolicyRejection
-from conch.policy.model import Analysis, Arg, Feed, FunctionDef, Invocation, Redirect
+from conch.policy.model import (
+    Analysis,
+    Arg,
+    Feed,
+    FunctionDef,
+    Invocation,
+    Redirect,
+    printed_text,
+)
 from conch.policy.parse import (
     ParseFailure,
     ansi_c,
@@ -74,7 +82,6 @@ _WRITE_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>", ">&"})
 # $HOME, ${HOME}, and ${HOME:?}, ${HOME:-x}, ${HOME:=x}: HOME is set, so all of them are HOME.
 _HOME = re.compile(r"\$HOME\b|\$\{HOME(?::?[-?=][^}]*)?\}")
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
-_FEEDERS_OF_TEXT = frozenset({"echo", "printf"})
 
 
 class Walker:
@@ -206,6 +213,7 @@ class Walker:
         argv: list[Arg] = []
         redirects: list[Node] = []
         assigned: list[str] = []
+        values: list[Arg] = []
         for child in node.named_children:
             if child.type == "command_name":
                 argv.extend(self.arg(c) for c in child.named_children)
@@ -217,6 +225,11 @@ class Walker:
                 if child.type == "variable_assignment":
                     name = child.child_by_field_name("name")
                     assigned.append(node_text(name) if name is not None else "")
+                    value = child.child_by_field_name("value")
+                    if value is not None and value.type in _VALUES:
+                        start = len(self.a.invocations)
+                        values.append(self.arg(value))
+                        del self.a.invocations[start:]  # walked below, once
                 self.walk(child)
         nested = self.a.invocations[mark:]
         del self.a.invocations[mark:]
@@ -225,7 +238,9 @@ class Walker:
         if assigned and len(self.a.invocations) > mark:
             # `PAGER=... man ls`: the variables are the command's environment, judged with it.
             first = self.a.invocations[mark]
-            self.a.invocations[mark] = dataclasses.replace(first, assignments=tuple(assigned))
+            self.a.invocations[mark] = dataclasses.replace(
+                first, assignments=tuple(assigned), assigned_values=tuple(values)
+            )
         own = self.a.invocations[mark:]
         self.a.invocations.extend(nested)
         for child in redirects:
@@ -298,17 +313,7 @@ class Walker:
         inv = stage[0]
         if id(inv) in self.stdin_text and inv.name == "cat" and not inv.args:
             return self.stdin_text[id(inv)]
-        texts = inv.texts()
-        if inv.name not in _FEEDERS_OF_TEXT or any(t is None for t in texts):
-            return None
-        words = [t for t in texts if t is not None]
-        if inv.name == "echo":
-            while words and words[0] in ("-n", "-E"):
-                words = words[1:]
-            return None if words and words[0].startswith("-e") else " ".join(words)
-        return (
-            words[0] if len(words) == 1 and "%" not in words[0] and "\\" not in words[0] else None
-        )
+        return printed_text(inv)
 
     @staticmethod
     def _expands(node: Node) -> bool:
@@ -437,7 +442,7 @@ class Walker:
             )
             # Best effort with the expansions left in place, so `eval "rm -rf $HOME"`
             # still meets the denylist; the verdict is already a rejection.
-            self.source(" ".join(_approximate(a) for a in script), name)
+            self.source(" ".join(a.approximate() for a in script), name)
 
     def source(self, text: str, origin: str) -> None:
         """Parse shell code found inside the command (``bash -c``, ``eval``) the same way."""
@@ -473,15 +478,6 @@ class Walker:
 
 _FD_TARGETS = frozenset({"0", "1", "2", "-"})
 _MISPLACED_KEYWORDS = frozenset({"done", "fi", "then", "else", "elif", "esac", "do", "in", "}"})
-
-
-def _approximate(arg: Arg) -> str:
-    if arg.text is not None:
-        return arg.text
-    raw = arg.raw
-    if len(raw) >= 2 and raw[0] == raw[-1] == '"':
-        return raw[1:-1]
-    return raw
 
 
 def analyse(command: str) -> Analysis:

@@ -7,9 +7,9 @@ import posixpath
 import re
 from collections.abc import Iterable
 
-from conch.policy import reach
+from conch.policy import carried, reach
+from conch.policy.carried import MKFS
 from conch.policy.classify import Risk, classify, names
-from conch.policy.code_deletes import deletes_guarded_tree
 from conch.policy.model import Analysis, Arg, Invocation
 from conch.policy.targets import (
     CRITICAL_FILES,
@@ -21,7 +21,9 @@ from conch.policy.targets import (
 from conch.policy.wrappers import SHELLS, WRAPPERS, is_interpreter, reads_code_from_stdin
 
 # Options that name the file a program writes its output to (`curl -o`, `sort -o`, `dd of=`).
-_OUTPUT_OPTIONS = frozenset({"-o", "-O", "--output", "--output-document", "--outfile"})
+_OUTPUT_OPTIONS = frozenset(
+    {"-o", "-O", "--output", "--output-document", "--outfile", "-out", "--out", "--output-file"}
+)
 _FETCHERS = frozenset(
     {"curl", "wget", "fetch", "aria2c", "http", "https", "httpie", "xh", "nc", "ncat", "netcat"}
     | {"socat", "ftp", "tftp", "lynx", "links", "w3m", "ssh", "scp", "telnet", "lwp-request"}
@@ -30,7 +32,6 @@ _DECODERS = frozenset(
     {"xxd", "uudecode", "openssl", "gunzip", "zcat", "bzcat", "xzcat", "unxz", "zstdcat", "rev"}
     | {"gpg", "tr", "base32", "basenc", "base64"}
 )
-_MKFS = re.compile(r"mkfs(\..*)?|mke2fs|mkswap|wipefs|mkdosfs|mkntfs|newfs(_.*)?")
 _PARTITIONERS = frozenset({"fdisk", "sfdisk", "cfdisk", "parted", "sgdisk", "gdisk", "blkdiscard"})
 _FIND_DESTROYERS = frozenset({"rm", "shred", "unlink", "rmdir", "truncate", "dd", "chmod"}) | {
     "chown",
@@ -45,7 +46,13 @@ _CRITICAL_CHANGERS = frozenset(
 )
 # PowerShell's deleters, as they come out of `pwsh -c '...'` (names compared lowercased).
 _REMOVE_ITEM = frozenset({"remove-item", "ri", "del", "erase", "rd"})
-_ALL_WRITERS = frozenset({"tee", "truncate", "shred", "mv"})
+TEXT_SPLIT = re.compile(r"[\s;|&()<>{}`$'\"]+")
+_ALL_WRITERS = frozenset({"tee", "truncate", "shred", "mv", "sponge"})
+_FD_EXEC = frozenset({"-x", "-X", "--exec", "--exec-batch"})
+# Programs that destroy the contents of the files they are given.
+_FILE_DESTROYERS = frozenset({"shred", "truncate", "srm", "wipe"})
+# Deleters taking -r: rm and the secure deleters.
+_RECURSIVE_DELETERS = frozenset({"rm", "srm", "wipe"})
 
 
 def _options_and_operands(inv: Invocation) -> tuple[list[str], list[Arg]]:
@@ -83,9 +90,11 @@ def _mv_sources(inv: Invocation) -> list[Arg]:
     return operands[:-1]
 
 
-def _recursive(options: list[str]) -> bool:
+def recursive(options: list[str]) -> bool:
+    """``-r``/``-R`` in a cluster, ``--recursive`` or a GNU abbreviation of it (``--rec``)."""
     return any(
-        o in ("--recursive", "--no-preserve-root")
+        o == "--no-preserve-root"
+        or (o.startswith("--") and len(o) > 2 and "--recursive".startswith(o.split("=")[0]))
         or (not o.startswith("--") and ("r" in o or "R" in o))
         for o in options
     )
@@ -138,60 +147,17 @@ def _check(inv: Invocation, analysis: Analysis, depth: int = 0) -> str | None:
         return None
     why = _check_named(inv, analysis, options, operands)
     if why is None and depth < _MAX_DEPTH:
-        why = _interpreter_strings(inv, depth) or _handed_over(inv, analysis, depth)
+
+        def judge(text: str) -> str | None:
+            found = catastrophes(_analyse_text(text), depth + 1)
+            return found[0] if found else None
+
+        why = carried.interpreter_strings(inv, judge) or carried.handed_over(inv, judge)
+        why = why or carried.carried(inv, judge)
     return why
 
 
 _MAX_DEPTH = 4
-# Code that runs shell commands from a string: system("..."), os.system, backticks, exec.
-_STRING_LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"|\'([^\']*)\'|`([^`]*)`')
-
-
-def _program_word(word: str) -> bool:
-    """A word naming a program that changes something (what an unknown program may run)."""
-    changers = names(Risk.DESTRUCTIVE) | names(Risk.PRIVILEGED) | names(Risk.WRITES)
-    return word in changers or word in WRAPPERS or word in SHELLS or word in ("dd", "find")
-
-
-def _interpreter_strings(inv: Invocation, depth: int) -> str | None:
-    """Shell commands written as string literals in interpreter code (``python -c
-    'os.system("...")'``, ``awk 'BEGIN{system("...")}'``, ``perl -e '`...`'``), and library
-    calls deleting a guarded tree (``conch.policy.code_deletes``)."""
-    if not is_interpreter(inv.name):
-        return None
-    for arg in inv.args:
-        tree = deletes_guarded_tree(arg.text or "")
-        if tree is not None:
-            return f"{inv.name} code deleting a guarded tree: {tree}"
-        for match in _STRING_LITERAL.finditer(arg.text or ""):
-            literal = next(g for g in match.groups() if g is not None)
-            if " " in literal and catastrophes(_analyse_text(literal), depth + 1):
-                return f"{inv.name} code running the shell command {literal[:40]!r}"
-    return None
-
-
-def _handed_over(inv: Invocation, analysis: Analysis, depth: int) -> str | None:
-    """An unknown program handed a known one with its arguments (``strace rm -rf /``,
-    ``mywrapper sh -c '...'``): judged as if the known program ran."""
-    if inv.name in WRAPPERS or inv.name in names(Risk.READ_ONLY):
-        return None
-    if classify(inv) is not Risk.UNKNOWN:
-        return None
-    if is_interpreter(inv.name):
-        return None
-    texts = inv.texts()
-    for i, text in enumerate(texts):
-        if text is None:
-            return None
-        if _program_word(posixpath.basename(text)) or _MKFS.fullmatch(posixpath.basename(text)):
-            rest = [t for t in texts[i:] if t is not None]
-            found = catastrophes(_analyse_text(" ".join(_quote(t) for t in rest)), depth + 1)
-            return f"{inv.name} running {text!r}: {found[0]}" if found else None
-    return None
-
-
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "'\\''") + "'"
 
 
 def _analyse_text(text: str) -> Analysis:
@@ -212,11 +178,17 @@ def _check_named(
         return "rm --no-preserve-root"
     # Flags that are only known at run time (`rm $(echo -rf) /`) may well be -r.
     hidden_flags = any(a.text is None and a.path_text is None for a in inv.args)
-    if name == "rm" and (_recursive(options) or hidden_flags):
+    if name in _RECURSIVE_DELETERS and (recursive(options) or hidden_flags):
         targets = operands + (_fed_words(inv, analysis) if inv.stdin_args else [])
         hit = next((a for a in targets if catastrophic_path(a)), None)
         if hit is not None:
             return f"recursive delete of {hit.raw!r}"
+    if name in _FILE_DESTROYERS:
+        # `shred -u ~/*`, `find ~ -type f | xargs truncate -s0`: every file of a guarded tree.
+        fed = _fed_words(inv, analysis) if inv.stdin_args else []
+        hit = next((a for a in [*_globbed(operands), *fed] if catastrophic_path(a)), None)
+        if hit is not None:
+            return f"{name} destroying every file in {hit.raw!r}"
     if name == "find":
         starts = [a for a in reach.find_starts(inv) if catastrophic_path(a)]
         texts = inv.texts()
@@ -226,7 +198,16 @@ def _check_named(
         )
         if starts and destroys:
             return f"find deleting or rewriting everything under {starts[0].raw!r}"
-    if _MKFS.fullmatch(name):
+    if name in ("fd", "fdfind"):
+        # `fd . / -x rm -rf {}`: fd's search paths are its operands after the pattern.
+        texts = inv.texts()
+        runs = next((i for i, t in enumerate(texts) if t in _FD_EXEC), None)
+        if runs is not None and _destroys(texts[runs + 1 :]):
+            words = [a for a in inv.args[:runs] if not (a.text or "-").startswith("-")]
+            hit = next((a for a in words[1:] if catastrophic_path(a)), None)
+            if hit is not None:
+                return f"{name} deleting or rewriting everything under {hit.raw!r}"
+    if MKFS.fullmatch(name):
         return f"{name} erases a filesystem"
     if name in _PARTITIONERS and any(is_block_device(a.text) for a in operands):
         return f"{name} rewrites a disk's partitions"
@@ -255,7 +236,7 @@ def _check_named(
         hit = next((a for a in operands if catastrophic_path(a)), None)
         if hit is not None:
             return f"recursive {name} of {hit.raw!r}"
-    if name in ("chmod", "chown", "chgrp") and _recursive(options):
+    if name in ("chmod", "chown", "chgrp", "chattr", "setfacl") and recursive(options):
         hit = next((a for a in operands if catastrophic_path(a, home=False)), None)
         if hit is not None:
             return f"recursive {name} of {hit.raw!r}"
@@ -263,16 +244,36 @@ def _check_named(
         hit = next((a for a in _mv_sources(inv) if catastrophic_path(a)), None)
         if hit is not None:
             return f"moving {hit.raw!r}"
+    into = reach.target_directory(inv)
     written = operands if name in _ALL_WRITERS else operands[-1:] if name in _DEST_WRITERS else []
-    if name in _DEST_WRITERS | {"mv"} and len(operands) > 1:
+    if into is not None:  # `cp -t DIR FILE...`: every operand is a source
+        written = _into_directory([*(a for a in operands if a is not into), into])
+    elif name in _DEST_WRITERS | {"mv"} and len(operands) > 1:
         written += _into_directory(operands)
     written += _outputs(inv) + reach.written_files(inv)
     for arg in written:
-        if is_block_device(arg.text) or _critical(arg.text):
+        target = arg.path_text or arg.text  # read from the directory `cd` went to, if known
+        if is_block_device(target) or _critical(target):
             return f"{name} overwriting {arg.raw!r}"
     if _runs_code(inv) and any(_fetches(a.inner) for a in inv.args):
         return f"{name} running code that is downloaded or decoded at run time"
     return None
+
+
+def _globbed(operands: list[Arg]) -> list[Arg]:
+    """The directories whose every file a glob operand names (``~/*`` names all of ``~``)."""
+    found = []
+    for arg in operands:
+        path = arg.path_text
+        if (
+            arg.glob
+            and path
+            and posixpath.basename(path)
+            and set(posixpath.basename(path)) <= set("*?.[]!")
+        ):
+            directory = posixpath.dirname(path) or "."
+            found.append(Arg(directory, directory, path_text=directory))
+    return found
 
 
 def _into_directory(operands: list[Arg]) -> list[Arg]:
@@ -303,7 +304,7 @@ def _destroys(words: list[str | None]) -> bool:
         return True
     if first not in WRAPPERS and first not in SHELLS:
         return False
-    tokens = {posixpath.basename(t) for w in block[1:] for t in _TEXT_SPLIT.split(w) if t}
+    tokens = {posixpath.basename(t) for w in block[1:] for t in TEXT_SPLIT.split(w) if t}
     return bool(tokens & _FIND_DESTROYERS)
 
 
@@ -326,13 +327,17 @@ def _outputs(inv: Invocation) -> list[Arg]:
 
 
 def _critical(text: str | None) -> bool:
-    """The accounts and sudo files, ``/etc/sudoers.d/*``, and everything under ``/boot``
-    (kernels, initrds, the boot loader), however the path is spelled (``//etc//shadow``,
+    """The accounts and sudo files, ``/etc/sudoers.d/*``, everything under ``/boot``
+    (kernels, initrds, the boot loader) and the kernel's reboot-and-crash trigger, however the path is spelled (``//etc//shadow``,
     ``/proc/self/root/etc/shadow``)."""
     if text is None or not text.startswith("/"):
         return False
     path = through_proc(text)
-    return path in CRITICAL_FILES or path.startswith(_CRITICAL_TREES) or path == "/boot"
+    return (
+        path in CRITICAL_FILES
+        or path.startswith(_CRITICAL_TREES)
+        or path in ("/boot", "/proc/sysrq-trigger")
+    )
 
 
 _CRITICAL_TREES = ("/etc/sudoers.d/", "/boot/")
@@ -404,53 +409,22 @@ def _cd_target(inv: Invocation, base: str | None) -> str | None:
         return None
     if path.startswith(("/", "~")):
         return path
-    return posixpath.join(base, path) if base is not None else None
+    if base is None:
+        # From a directory that is not known, only climbing stays known: `cd ..; cd ..`.
+        return path if set(posixpath.normpath(path).split("/")) == {".."} else None
+    return posixpath.normpath(posixpath.join(base, path))
 
 
 def _rebased(inv: Invocation, base: str) -> Invocation:
     """``inv`` with its relative path arguments read from ``base`` (after ``cd /``)."""
     args = []
-    for arg in inv.args:
+    given = list(inv.args)
+    if inv.name == "find" and not reach.find_starts(inv):  # no start point: `.`
+        given.insert(reach.find_start(inv), Arg(".", ".", path_text="."))
+    for arg in given:
         path = arg.path_text
         if path and not path.startswith(("/", "~", "-")) and "=" not in path:
             joined = posixpath.join(base, path)
             arg = dataclasses.replace(arg, path_text=joined)
         args.append(arg)
     return dataclasses.replace(inv, args=tuple(args))
-
-
-_TEXT_SPLIT = re.compile(r"[\s;|&()<>{}`$'\"]+")
-
-
-def textual_catastrophe(command: str) -> bool:
-    """A crude scan used only when the command does not parse, so broken syntax cannot hide
-    ``rm -rf /`` from the denylist."""
-    words = [w for w in _TEXT_SPLIT.split(re.sub(r"[\"'\\]", "", command)) if w]
-    names = {posixpath.basename(w) for w in words}
-    if any(_MKFS.fullmatch(n) for n in names) or any(is_block_device(w) for w in words):
-        return True
-    if "rm" in names and _recursive([w for w in words if w.startswith("-")]):
-        return any(catastrophic_path(w) for w in words)
-    return False
-
-
-_IFS = re.compile(r"\$\{IFS[^}]*\}|\$IFS\b")
-_EMPTY = re.compile(r"\$\{?[@*]\}?|\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*")
-_BRACE_WORD = re.compile(r"(?<![^\s;&|(])\{([^{}\s'\"]*,[^{}\s'\"]*)\}(?![^\s;&|)])")
-
-
-def readings(command: str, analysis: Analysis) -> list[str]:
-    """Other ways the shell may read ``command`` that the grammar does not model, for the
-    denylist only: a backslash-newline removed (``r\\<newline>m``), ``$IFS`` as a space
-    (``rm${IFS}-rf${IFS}/``), a brace list as separate words (``{rm,-rf,/}``), and, when a
-    program's name is only known at run time, unset variables as empty (``r${x}m``)."""
-    found: list[str] = []
-    if "\\\n" in command:
-        found.append(command.replace("\\\n", ""))
-    if _IFS.search(command):
-        found.append(_IFS.sub(" ", command))
-    if _BRACE_WORD.search(command):
-        found.append(_BRACE_WORD.sub(lambda m: " ".join(m.group(1).split(",")), command))
-    if any(inv.name is None for inv in analysis.invocations):
-        found.append(_EMPTY.sub("", _IFS.sub(" ", command)))
-    return [text for text in dict.fromkeys(found) if text != command]

@@ -21,6 +21,13 @@ class Arg:
     path_text: str | None = None
     inner: tuple[Invocation, ...] = ()
 
+    def approximate(self) -> str:
+        """The value, or the raw word without its double quotes when it expands at run time."""
+        if self.text is not None:
+            return self.text
+        quoted = len(self.raw) >= 2 and self.raw[0] == self.raw[-1] == '"'
+        return self.raw[1:-1] if quoted else self.raw
+
 
 @dataclass(frozen=True, slots=True)
 class Invocation:
@@ -37,6 +44,8 @@ class Invocation:
     name_inner: tuple[Invocation, ...] = ()
     # Variables set for this command alone (``LC_ALL=C sort``), by name.
     assignments: tuple[str, ...] = ()
+    # Their values, as words (``PAGER='less -R'``: ``less -R``), for the denylist's reading.
+    assigned_values: tuple[Arg, ...] = ()
 
     def texts(self) -> list[str | None]:
         """The literal arguments (None where not literal)."""
@@ -89,3 +98,16 @@ class Analysis:
     # Variables the command sets to a literal value before using them (``d=/etc; rm -r $d``),
     # for path checks; None when the value is not literal.
     variables: dict[str, str | None] = field(default_factory=dict)
+
+
+def printed_text(inv: Invocation) -> str | None:
+    """The literal text ``echo``/``printf`` prints, when that is knowable."""
+    texts = inv.texts()
+    if inv.name not in ("echo", "printf") or any(t is None for t in texts):
+        return None
+    words = [t for t in texts if t is not None]
+    if inv.name == "echo":
+        while words and words[0] in ("-n", "-E"):
+            words = words[1:]
+        return None if words and words[0].startswith("-e") else " ".join(words)
+    return words[0] if len(words) == 1 and "%" not in words[0] and "\\" not in words[0] else None

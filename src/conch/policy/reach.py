@@ -29,6 +29,9 @@ _VOLUME_DESTROYERS: dict[str, frozenset[str] | None] = {
     "dmsetup": frozenset({"remove_all", "wipe_table"}),
     "mdadm": frozenset({"--zero-superblock"}),
     "nvme": frozenset({"format", "sanitize"}),
+    "hdparm": frozenset({"--security-erase", "--security-erase-enhanced", "--trim-sector-ranges"}),
+    "sg_format": frozenset({"--format", "-F"}),
+    "sg_sanitize": frozenset({"--block", "--crypto", "--overwrite", "-B", "-C", "-O"}),
 }
 # Options naming the directory a wrapper runs its command in.
 _CHDIR = {"env": ("-C", "--chdir"), "sudo": ("-D", "--chdir")}
@@ -38,6 +41,19 @@ _IN_PLACE = {"sed": ("-i", "--in-place"), "perl": ("-i",), "ruby": ("-i",)}
 
 def _arg(text: str | None) -> Arg:
     return Arg(text or "", text, path_text=text)
+
+
+def _operand_args(inv: Invocation, operands: list[str | None]) -> list[Arg]:
+    """The words of ``inv`` that ``operands`` were read from, matched from the end (operands
+    close the command line), so a word only known at run time (``$HOME/``) keeps its raw form
+    for the target checks; a text that cannot be matched is rebuilt from itself."""
+    found: list[Arg] = []
+    args = list(inv.args)
+    for text in reversed(operands):
+        while args and args[-1].text != text:
+            args.pop()
+        found.append(args.pop() if args else _arg(text))
+    return found[::-1]
 
 
 def _reading(inv: Invocation) -> options.Reading | None:
@@ -60,14 +76,14 @@ def written_files(inv: Invocation) -> list[Arg]:
         and not (inv.name in _IN_PLACE and option.name in _IN_PLACE[inv.name])
     ]
     limit = reading.table.operands
-    operands = reading.operands
+    operands = _operand_args(inv, reading.operands)
     if limit is not None and reading.table.beyond is Risk.WRITES:
-        found += [_arg(text) for text in operands[limit:]]
+        found += operands[limit:]
     editing = _IN_PLACE.get(inv.name or "", ())
     if editing and reading.names() & set(editing):
-        found += [_arg(text) for text in operands]
+        found += operands
     if set(reading.values("-i", "--include")) & {"inplace", "inplace.awk"}:
-        found += [_arg(text) for text in operands]  # gawk -i inplace
+        found += operands  # gawk -i inplace
     return found
 
 
@@ -93,12 +109,13 @@ def deleted_trees(inv: Invocation) -> list[Arg]:
         return []
     names = reading.names()
     found = []
+    operands = _operand_args(inv, reading.operands)
     if "--remove-source-files" in names:
-        found += [_arg(text) for text in reading.operands[:-1]]
+        found += operands[:-1]
     if any(
         o.risk is Risk.DESTRUCTIVE and o.name != "--remove-source-files" for o, _ in reading.options
     ):
-        found.append(_arg(reading.operands[-1]))
+        found.append(operands[-1])
     return found
 
 
@@ -117,9 +134,9 @@ def archived_and_removed(inv: Invocation) -> list[Arg]:
         return []
     operands = reading.operands[1:] if inv.name == "zip" else reading.operands
     directory = next(iter(reading.values("-C", "--directory")[-1:]), None)
-    return [
-        _arg(posixpath.join(directory, text) if directory and text else text) for text in operands
-    ]
+    if directory is None:
+        return _operand_args(inv, operands)
+    return [_arg(posixpath.join(directory, text) if text else text) for text in operands]
 
 
 def volume_destroyed(inv: Invocation) -> str | None:
@@ -171,6 +188,33 @@ def find_start(inv: Invocation) -> int:
         if text is None or text.startswith(("-", "(", "!", ")")):
             return j
     return len(texts)
+
+
+def target_directory(inv: Invocation) -> Arg | None:
+    """The directory ``cp``/``mv``/``ln``/``install -t DIR`` put every operand in (the word
+    of ``inv`` naming it; ``--target-directory`` and its abbreviations included)."""
+    if inv.name not in ("cp", "mv", "ln", "install"):
+        return None
+    found = None
+    args = list(inv.args)
+    for i, arg in enumerate(args):
+        text = arg.text or ""
+        if text == "--":
+            break
+        key, eq, value = text.partition("=")
+        if len(key) > 3 and "--target-directory".startswith(key):
+            found = (
+                Arg(arg.raw, value, path_text=value)
+                if eq
+                else next(iter(args[i + 1 : i + 2]), None)
+            )
+        elif text.startswith("-t") and not text.startswith("--"):
+            found = (
+                Arg(arg.raw, text[2:], path_text=text[2:])
+                if len(text) > 2
+                else next(iter(args[i + 1 : i + 2]), None)
+            )
+    return found
 
 
 def find_starts(inv: Invocation) -> list[Arg]:

@@ -111,6 +111,8 @@ def catastrophic_path(arg: Arg | str | None, *, home: bool = True) -> bool:
 _PATH_PRINTERS = frozenset(
     {"dirname", "printf", "echo", "pwd", "realpath", "readlink", "getent", "cut", "awk"}
 )
+_LISTERS = frozenset({"ls", "find", "fd", "du", "stat", "tree", "locate"})
+_DEFAULT = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?[-=](.*)\}", re.DOTALL)
 _EXPANSION = re.compile(r"\$\{[^}]*\}|\$\(.*?\)|`[^`]*`|\$[A-Za-z_][A-Za-z0-9_]*|\$[$#?!@*0-9-]")
 
 
@@ -118,11 +120,18 @@ def _runtime_path(arg: Arg) -> str | None:
     """What a word only known at run time may be, as a path pattern: ``$PWD`` is an absolute
     directory, ``${HOME...}`` with an operator (``${HOME:0:1}``, ``${HOME%/*}``) and the
     output of a program that prints paths (``$(dirname ~)``, ``$(printf '\x2f')``) may be
-    ``/``, any other expansion may be anything (``/home/$USER`` is any home)."""
+    ``/``, ``${NAME:-WORD}`` may be WORD, any other expansion may be anything
+    (``/home/$USER`` is any home)."""
     raw = arg.raw
     if len(raw) >= 2 and raw[0] == raw[-1] == '"':
         raw = raw[1:-1]
     printers = {inv.name for inv in arg.inner} & _PATH_PRINTERS
+    # `$(ls -d /*)`, `$(find ~ -maxdepth 1)`: a lister of a guarded tree prints its paths.
+    printers |= {
+        inv.name or ""
+        for inv in arg.inner
+        if inv.name in _LISTERS and any(catastrophic_path(a) for a in inv.args)
+    }
 
     def pattern(match: re.Match[str]) -> str:
         text = match.group()
@@ -132,6 +141,10 @@ def _runtime_path(arg: Arg) -> str | None:
             return "/*"
         if re.match(r"\$\{(HOME|PWD|OLDPWD)\W", text):
             return "/"
+        default = _DEFAULT.fullmatch(text)
+        if default is not None:  # `${UNSET:-/}`: the default is what an unset name gives
+            word = default.group(1)
+            return "/" if not word else _EXPANSION.sub(pattern, word.strip('"'))
         if text.startswith(("$(", "`")) and printers:
             return "/"
         return "*"
@@ -143,4 +156,6 @@ def _climbs(text: str) -> bool:
     """A relative path that only climbs, two levels or more (``../..``): from a working
     directory that is not known, it may be a home directory or ``/``."""
     parts = posixpath.normpath(text).split("/")
+    while len(parts) > 2 and set(parts[-1]) <= set("*?.[]!"):
+        parts.pop()  # `../../*`: everything in it
     return len(parts) >= 2 and all(part == ".." for part in parts)

@@ -118,8 +118,28 @@ def _shell(args: list[Arg]) -> Unwrapped:
     spec = _Spec("oO", frozenset({"--rcfile", "--init-file"}))
     index, flags = _skip_options(args, spec)
     if "-c" in flags and index < len(args):
-        return Unwrapped(script=[args[index]])
+        return Unwrapped(script=[_positional(args[index], args[index + 1 :])])
     return Unwrapped()
+
+
+_POSITIONAL = re.compile(r'"\$([@*]|\{?[0-9]\}?)"|\$\{?([@*0-9])\}?')
+
+
+def _positional(script: Arg, given: list[Arg]) -> Arg:
+    """``sh -c 'rm -rf "$1"' _ DIR``: the arguments after the script are ``$0``, ``$1``...;
+    they are put in its text (as they were written) so the policy reads what it runs."""
+    if script.text is None or not given or any(a.text is None for a in given):
+        return script
+
+    def value(match: re.Match[str]) -> str:
+        name = (match.group(1) or match.group(2) or "").strip("{}")
+        if name in ("@", "*"):
+            return " ".join(a.raw for a in given[1:])
+        number = int(name)
+        return given[number].raw if number < len(given) else "''"
+
+    text = _POSITIONAL.sub(value, script.text)
+    return Arg(script.raw, text)
 
 
 def _foreign_shell(args: list[Arg]) -> Unwrapped:
