@@ -36,8 +36,8 @@ CARRIED = [
     "PAGER='rm -rf ~' man ls",
     "env EDITOR='rm -rf /' crontab -e",
     # argv written in code
-    "python3 -c 'import subprocess; subprocess.run([\"rm\", \"-rf\", \"/\"])'",
-    "node -e 'require(\"child_process\").spawnSync(\"rm\", [\"-rf\", \"~\"])'",
+    'python3 -c \'import subprocess; subprocess.run(["rm", "-rf", "/"])\'',
+    'node -e \'require("child_process").spawnSync("rm", ["-rf", "~"])\'',
     "ruby -e '%x(rm -rf ~)'",
     # positional parameters of sh -c
     "sh -c 'rm -rf \"$1\"' _ ~",
@@ -63,7 +63,7 @@ HARMLESS = [
     "ssh host 'ls -la ~'",
     "PAGER='less -R' man ls",
     "env EDITOR=vim crontab -l",
-    "python3 -c 'import subprocess; subprocess.run([\"ls\", \"-la\"])'",
+    'python3 -c \'import subprocess; subprocess.run(["ls", "-la"])\'',
     "sh -c 'ls \"$1\"' _ ~",
     "cd ..; ls",
     "cp -t build/ src/a.txt",
