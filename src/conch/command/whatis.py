@@ -18,17 +18,19 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
 from conch.command.examples import rank
+from conch.host.process import run_process
 from conch.storage.files import atomic_write_text
 
 HINTS_PROMPT = "Programs on this machine whose manual pages match the request:\n"
 CACHE_FILE = "whatis.json"
 CACHE_TTL_S = 7 * 24 * 3600
 _TIMEOUT_S = 10.0
+# What is kept of ``man -k .``'s listing (a few hundred kilobytes on a full system).
+_MAX_LISTING = 16 * 1024 * 1024
 # "pstree (1)           - display a tree of processes"; sections 1 (user commands), 6 and 8.
 _LINE = re.compile(r"^(\S+) \(([168])[^)]*\)\s+- (.+)$")
 _PLAIN = re.compile(r"[a-z0-9][a-z0-9_+-]*")
@@ -61,15 +63,16 @@ def _build(search_path: str) -> dict[str, str]:
     if man is None:
         return {}
     try:
-        done = subprocess.run(
+        done = run_process(
             [man, "-k", "."],
-            capture_output=True,
-            stdin=subprocess.DEVNULL,
             env={**os.environ, "LC_ALL": "C", "MANPAGER": "cat"},
             timeout=_TIMEOUT_S,
-            check=False,
+            max_stdout=_MAX_LISTING,
+            stderr="discard",
         )
-    except (OSError, subprocess.SubprocessError):
+    except OSError:
+        return {}
+    if done.timed_out:
         return {}
     programs: dict[str, str] = {}
     seen: set[str] = set()

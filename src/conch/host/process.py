@@ -1,7 +1,10 @@
 """Running a program with its output captured: bounded in time and in memory.
 
 Every captured run in conch goes through ``run_process``: a command run without a terminal,
-a dry run in the sandbox, a help probe, a platform probe. The program gets its own session
+a dry run in the sandbox, a help probe, a platform probe, the user's aliases, the manual's
+index. The few modules that start a process otherwise (the user's terminal, a pseudo-terminal,
+the model service) are listed, each with its reason, in tests/architecture/test_processes.py.
+The program gets its own session
 (so its own process group), stdin from ``/dev/null`` or the bytes given, and at most a cap of
 each output stream is kept; the rest is read and dropped, so a chatty program is not stopped
 by a full pipe, or, with ``stop_at_cap``, the program is stopped once a stream reaches its

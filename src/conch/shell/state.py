@@ -19,12 +19,10 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import signal
-import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from conch.host.process import signal_group
+from conch.host.process import run_process
 
 __all__ = [
     "ALIAS_TIMEOUT_S",
@@ -166,29 +164,20 @@ def parse_aliases(text: str) -> dict[str, str]:
 
 
 def _capture(argv: list[str], cwd: str, env: Mapping[str, str], timeout: float) -> str | None:
-    """stdout of ``argv``, or None when it fails, cannot start or outlives ``timeout``."""
+    """stdout of ``argv``, or None when it fails, cannot start or outlives ``timeout``.
+
+    ``run_process`` starts it in a session of its own (an interactive shell must not take
+    over our terminal) and kills the whole group on timeout (a grandchild holding the pipe
+    must not keep us waiting)."""
     try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,  # an interactive shell must not take over our terminal
+        done = run_process(
+            argv, cwd=cwd, env=env, timeout=timeout, stderr="discard", kill_grace=0.0
         )
     except OSError:
         return None
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        # The whole group: a grandchild holding the pipe would keep communicate() waiting.
-        signal_group(proc.pid, signal.SIGKILL)
-        proc.communicate()
+    if done.timed_out or done.exit_code != 0:
         return None
-    if proc.returncode != 0:
-        return None
-    return out.decode("utf-8", "replace")
+    return done.stdout.decode("utf-8", "replace")
 
 
 def _simple_words(line: str) -> list[str] | None:
