@@ -26,7 +26,7 @@ from conch.policy.plan import plan, simple_words
 from conch.policy.planned import analyse_plan
 from conch.policy.readings import readings, textual_catastrophe
 from conch.policy.rules import ExecutionMode, Outcome, mode_outcome
-from conch.policy.sandbox import path_args, sandbox_violations
+from conch.policy.sandbox import outside_workspace, path_args, sandbox_violations
 from conch.policy.shell import (
     code_runner,
     directory_change,
@@ -193,6 +193,19 @@ def _once(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
+# Risks whose paths cannot be told apart into what is read and what is changed.
+_CHANGES_ANY_PATH = frozenset({Risk.DESTRUCTIVE, Risk.PRIVILEGED, Risk.UNKNOWN})
+
+
+def _outside(risk: Risk, paths: list[str], context: PolicyContext) -> str | None:
+    """In full-autonomous mode, a path outside the working directory of a command that may
+    change any path it names: run unasked it would be contained to the working directory, so
+    it is asked about instead (and what the denylist missed never runs outright there)."""
+    if context.mode is not ExecutionMode.FULL or risk not in _CHANGES_ANY_PATH:
+        return None
+    return outside_workspace(paths, context.cwd)
+
+
 def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
     """Judge ``command`` under ``context``. Pure apart from resolving paths for the sandbox."""
     analysis = _analyse(command, context)
@@ -290,8 +303,14 @@ def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
     elif context.unsafe:
         decision = Decision.CONFIRM
         reasons.append("Confirmation required (unsafe mode).")
-    elif mode_outcome(context.mode, risk) is Outcome.RUN:
+    elif mode_outcome(context.mode, risk) is Outcome.RUN and not _outside(risk, paths, context):
         decision = Decision.ALLOW
+    elif outside := _outside(risk, paths, context):
+        decision = Decision.CONFIRM
+        reasons.append(
+            f"It changes things and names {outside!r}, outside the working directory, where "
+            "a command run without a question cannot write; so it is asked about."
+        )
     else:
         # The one rule for actions (conch.policy.rules) decides; the verdict reports it.
         decision = Decision.CONFIRM

@@ -80,3 +80,19 @@ def sandbox_violations(
             f"the sandbox root {real_root!r}."
         )
     return reasons
+
+
+# Outside the working directory but inside every sandbox: its own /tmp, and the null device.
+_PRIVATE = ("/tmp", "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin")
+
+
+def outside_workspace(paths: list[str], cwd: Path | None) -> str | None:
+    """The first of ``paths`` that resolves (symlinks followed) outside the working
+    directory and outside what a sandbox keeps private (its ``/tmp``), or None."""
+    base = os.path.realpath(cwd if cwd is not None else os.getcwd())
+    for path in paths:
+        expanded = os.path.expanduser(_without_glob(path)) or "."
+        real = os.path.realpath(os.path.join(base, expanded))
+        if not _inside(real, base) and not any(_inside(real, p) for p in _PRIVATE):
+            return path
+    return None
