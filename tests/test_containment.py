@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from conch.errors import NoOneToAsk, PolicyRejection
-from conch.execute.checked import Answer, Ran, run_checked
+from conch.execute.checked import Answer, run_checked
 from conch.execute.contain import Shape, explain_failure, shape_for, wrap
+from conch.execute.run import Ran
 from conch.execute.sandbox import Sandbox
 from conch.policy import Decision, ExecutionMode, PolicyContext, Risk, Verdict
 from conch.policy.confirm import Confirmation, ConfirmOptions

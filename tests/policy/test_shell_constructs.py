@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from conch.execute.checked import Answer, Ran, run_checked
+from conch.execute.checked import Answer, run_checked
 from conch.execute.contain import Shape
+from conch.execute.run import Ran
 from conch.policy import Decision, ExecutionMode, PolicyContext, Risk, Verdict, assess
 from conch.policy.confirm import Confirmation, ConfirmOptions
 from requires import needs

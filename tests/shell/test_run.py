@@ -20,11 +20,11 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from conch.shell.context import TAIL_CHARS, TAIL_LINES
+from conch.execute.run import ExecResult, Ran
+from conch.shell.context import TAIL_CHARS, TAIL_LINES, output_tail
 from conch.shell.run import (
     CAPTURE_BYTES,
     CUT_MARKER,
-    Ran,
     append_history,
     history_file,
     run_in_pty,
@@ -40,7 +40,7 @@ state = ShellState.from_environment(cwd=sys.argv[2])
 before = termios.tcgetattr(0)
 ran = run_in_pty(sys.argv[1], state)
 restored = termios.tcgetattr(0) == before
-print(f"RESULT exit={ran.exit_code} interrupted={ran.interrupted} restored={restored}")
+print(f"RESULT exit={ran.exit_code} interrupted={ran.result.interrupted} restored={restored}")
 """
 RESULT = re.compile(rb"RESULT exit=(\d+) interrupted=(\w+) restored=(\w+)")
 
@@ -56,6 +56,11 @@ def run(line: str, state: ShellState, keys: bytes = b"") -> tuple[Ran, bytes]:
     out = io.BytesIO()
     ran = run_in_pty(line, state, out=out, keys=keys)
     return ran, out.getvalue()
+
+
+def tail(ran: Ran) -> str:
+    """What the model is shown of the run's output."""
+    return output_tail(ran.output)
 
 
 def drive(command: str, tmp_path: Path, dimensions: tuple[int, int] = (24, 80)) -> pexpect.spawn:
@@ -84,19 +89,20 @@ def result(child: pexpect.spawn, timeout: float = 5) -> tuple[int, bool, bool]:
 
 def test_echo_runs_and_its_output_is_copied_live_and_kept_as_the_tail(tmp_path: Path) -> None:
     ran, live = run("echo hi", make_state(tmp_path))
-    assert (ran.command, ran.exit_code, ran.tail, ran.interrupted) == ("echo hi", 0, "hi", False)
+    assert (ran.command, ran.exit_code, tail(ran)) == ("echo hi", 0, "hi")
+    assert not ran.result.interrupted
     assert live == b"hi\r\n"
-    assert 0 <= ran.seconds < 5
+    assert 0 <= ran.result.duration_s < 5
 
 
 def test_the_exit_code_of_the_line_is_reported(tmp_path: Path) -> None:
     ran, _ = run("exit 3", make_state(tmp_path))
-    assert (ran.exit_code, ran.tail, ran.interrupted) == (3, "", False)
+    assert (ran.exit_code, tail(ran), ran.result.interrupted) == (3, "", False)
 
 
 def test_output_longer_than_the_tail_shows_the_model_only_its_end(tmp_path: Path) -> None:
     ran, live = run(f"seq 1 {TAIL_LINES * 5}", make_state(tmp_path))
-    lines = ran.tail.splitlines()
+    lines = tail(ran).splitlines()
     assert lines[0] == f"[... {TAIL_LINES * 4} earlier lines cut]"
     assert lines[1:] == [str(n) for n in range(TAIL_LINES * 4 + 1, TAIL_LINES * 5 + 1)]
     assert live.count(b"\n") == TAIL_LINES * 5
@@ -104,7 +110,7 @@ def test_output_longer_than_the_tail_shows_the_model_only_its_end(tmp_path: Path
 
 def test_one_line_longer_than_the_tail_keeps_its_end(tmp_path: Path) -> None:
     ran, _ = run(f"printf '%0{TAIL_CHARS * 3}d' 7", make_state(tmp_path))
-    marker, kept = ran.tail.split("\n")
+    marker, kept = tail(ran).split("\n")
     assert marker == f"[... {TAIL_CHARS * 2} earlier characters cut]"
     assert kept == "0" * (TAIL_CHARS - 1) + "7"
 
@@ -120,7 +126,7 @@ def test_output_beyond_what_is_kept_loses_its_start_behind_a_marker(tmp_path: Pa
 def test_escape_sequences_are_removed_from_the_tail_only(tmp_path: Path) -> None:
     line = r"printf '\033]0;title\007\033[1;31mred\033[0m plain\nab\rcd\n'"
     ran, live = run(line, make_state(tmp_path))
-    assert ran.tail == "red plain\ncd"
+    assert tail(ran) == "red plain\ncd"
     assert b"\x1b[1;31mred\x1b[0m" in live
 
 
@@ -129,13 +135,13 @@ def test_the_line_runs_in_the_states_directory_and_environment(tmp_path: Path) -
     (tmp_path / "sub").mkdir()
     state.builtin("cd sub")
     ran, _ = run('pwd; echo "$A"', state)
-    assert ran.tail == f"{tmp_path / 'sub'}\nfrom-state"
+    assert tail(ran) == f"{tmp_path / 'sub'}\nfrom-state"
 
 
 def test_a_command_reading_the_terminal_gets_the_given_keys(tmp_path: Path) -> None:
     ran, _ = run('read name; echo "hello $name"', make_state(tmp_path), keys=b"conch\n")
     assert ran.exit_code == 0
-    assert ran.tail.splitlines()[-1] == "hello conch"
+    assert tail(ran).splitlines()[-1] == "hello conch"
 
 
 def test_keys_from_a_given_descriptor_are_forwarded(tmp_path: Path) -> None:
@@ -149,7 +155,7 @@ def test_keys_from_a_given_descriptor_are_forwarded(tmp_path: Path) -> None:
         )
     finally:
         os.close(read_end)
-    assert ran.tail.splitlines()[-1] == "twoone"
+    assert tail(ran).splitlines()[-1] == "twoone"
 
 
 def test_a_line_that_cannot_start_reports_127(tmp_path: Path) -> None:
@@ -165,10 +171,10 @@ def test_run_line_expands_aliases_and_runs_builtins_in_process(tmp_path: Path) -
     (tmp_path / "sub").mkdir()
     state.aliases.update({"go": "cd sub", "say": "echo said"})
     out = io.BytesIO()
-    assert run_line("go", state, out=out) == Ran("cd sub", 0, "", False, 0.0)
+    assert run_line("go", state, out=out) == Ran("cd sub", ExecResult(0))
     assert state.cwd == str(tmp_path / "sub")
     ran = run_line("say it", state, out=out)
-    assert (ran.command, ran.tail) == ("echo said it", "said it")
+    assert (ran.command, tail(ran)) == ("echo said it", "said it")
     assert run_line("cd missing", state, out=out).exit_code == 1
     assert out.getvalue().endswith(b"cd: missing: No such file or directory\n")
 
@@ -177,15 +183,15 @@ def test_export_then_listing_shows_the_variable_from_the_shell(tmp_path: Path) -
     state = make_state(tmp_path)
     run_line("export GREETING=hello", state, out=io.BytesIO())
     ran = run_line("export -p", state, out=io.BytesIO())
-    assert "GREETING" in ran.tail
-    assert "hello" in ran.tail
+    assert "GREETING" in tail(ran)
+    assert "hello" in tail(ran)
 
 
 def test_a_cd_combined_with_another_command_does_not_persist(tmp_path: Path) -> None:
     state = make_state(tmp_path)
     (tmp_path / "sub").mkdir()
     ran = run_line("cd sub && pwd", state, out=io.BytesIO())
-    assert ran.tail == str(tmp_path / "sub")
+    assert tail(ran) == str(tmp_path / "sub")
     assert state.cwd == str(tmp_path)
 
 

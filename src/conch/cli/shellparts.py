@@ -30,13 +30,14 @@ from conch.shell.cost import CostBook, Price
 from conch.shell.models import ModelChoice
 from conch.shell.prompt import prompt_text
 from conch.shell.route import known_commands
-from conch.shell.run import Ran, append_history, history_file, run_line
+from conch.shell.run import append_history, history_file, run_line
 from conch.shell.sessions import ShellSession, ShellSessionError
 from conch.shell.state import ShellState, load_aliases
 from conch.shell.turns import system_prompt
 
 if TYPE_CHECKING:
     from conch.config.settings import LoadedSettings
+    from conch.execute.run import Ran
     from conch.mcp.client import McpServers
     from conch.messages import GenerationOptions, Usage
     from conch.policy.rules import Permissions
@@ -212,19 +213,16 @@ class ShellParts:
             )
         except (PolicyRejection, NoOneToAsk):
             return None
-        result = done.result
-        output = result.stdout + result.stderr
-        self.env.stdout.write(result.stdout)
-        self.env.stderr.write(result.stderr)
+        self.env.stdout.write(done.result.stdout)
+        self.env.stderr.write(done.result.stderr)
         if done.note:
             self.say(done.note)
-        ran = Ran(line, result.exit_code, output, False, result.duration_s)
         if self.settings.capture_output:
-            self.context.record(ran.command, ran.exit_code, ran.output)
+            self.context.record(done.command, done.exit_code, done.output)
         self.save(
-            {"type": "exec", "command": line, "exit_code": ran.exit_code, "source": "suggested"}
+            {"type": "exec", "command": line, "exit_code": done.exit_code, "source": "suggested"}
         )
-        return ran
+        return done
 
     def _append_history(self, line: str) -> None:
         path = history_file(self.state)

@@ -25,11 +25,12 @@ from conch.cli.shellparts import ShellParts
 from conch.errors import ConchError, PolicyRejection
 from conch.policy import Decision, Verdict
 from conch.policy.rules import Outcome
-from conch.shell.run import Ran
+from conch.shell.context import output_tail
 from conch.shell.turns import judge, model_turn, shown_reasons, suggestion_ruling
 
 if TYPE_CHECKING:
     from conch.execute.audit import Refusal
+    from conch.execute.run import Ran
     from conch.shell.check import Checked
 
 QUESTION = "Run it? [y]es, [e]dit, [n]o [n] "
@@ -126,9 +127,10 @@ def edit(parts: ShellParts, command: str) -> Ran | None:
 def not_found(parts: ShellParts, ran: Ran) -> bool:
     """Whether a typed line failed as a missing command would (exit 127, or a non-zero exit
     that says "command not found"): worth offering to ask the model instead."""
-    if ran.interrupted:
+    if ran.result.interrupted:
         return False
-    return ran.exit_code == 127 or (ran.exit_code != 0 and "command not found" in ran.tail)
+    code = ran.exit_code
+    return code == 127 or (code != 0 and "command not found" in output_tail(ran.output))
 
 
 def offer_model(parts: ShellParts, line: str) -> None:

@@ -17,7 +17,7 @@ _PUBLIC = {
     "Answer": "conch.execute.checked",
     "Approve": "conch.execute.checked",
     "Choice": "conch.execute.checked",
-    "Ran": "conch.execute.checked",
+    "Ran": "conch.execute.run",
     "run_checked": "conch.execute.checked",
     "ExecResult": "conch.execute.run",
     "AUDIT_LOG": "conch.execute.audit",
@@ -35,5 +35,5 @@ def __getattr__(name: str) -> Any:
 
 if TYPE_CHECKING:
     from conch.execute.audit import AUDIT_LOG
-    from conch.execute.checked import Answer, Approve, Choice, Ran, run_checked
-    from conch.execute.run import ExecResult
+    from conch.execute.checked import Answer, Approve, Choice, run_checked
+    from conch.execute.run import ExecResult, Ran

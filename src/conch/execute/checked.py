@@ -28,6 +28,7 @@ from conch.execute.run import (
     MAX_STDERR,
     MAX_STDOUT,
     ExecResult,
+    Ran,
     plan_runner_argv,
     run_captured,
     run_interactive,
@@ -105,22 +106,6 @@ class Answer:
 # The front end's question: (the command, its verdict, what the rule wants) -> the answer.
 # ``confirmation.explain`` says the command must be explained before the question.
 Approve = Callable[[str, Verdict, Confirmation], Answer]
-
-
-@dataclass(frozen=True, slots=True)
-class Ran:
-    """A command that ran: the text that ran (after any edit), its verdict, how it ended,
-    whether the user was asked, and whether its audit line was written."""
-
-    command: str
-    verdict: Verdict
-    result: ExecResult
-    asked: bool
-    audited: bool
-    # The sandbox it ran in (None: a person said yes, so it ran as they asked), and one line
-    # when the sandbox stopped it (``conch.execute.contain.explain_failure``).
-    contained: Shape | None = None
-    note: str | None = None
 
 
 def run_checked(
@@ -263,7 +248,7 @@ def run_checked(
         line = audit_line(command, cwd, result.exit_code, result.duration_s)
         audited = append_audit(state_dir, line)
     note = None if shape is None else explain_failure(shape, result.exit_code, result.stderr)
-    return Ran(command, verdict, result, asked, audited, shape, note)
+    return Ran(command, result, verdict, asked, audited, shape, note)
 
 
 def _run(

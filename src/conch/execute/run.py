@@ -23,10 +23,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from conch.execute.stages import not_found, run_plan
 from conch.host.process import KILL_GRACE_S, command_line, exit_code, run_process
 from conch.messages import Plan
+
+if TYPE_CHECKING:
+    from conch.execute.contain import Shape
+    from conch.policy import Verdict
 
 # The caps of seed 004: what a captured run keeps of each stream.
 MAX_STDOUT = 10 * 1024 * 1024
@@ -45,6 +50,39 @@ class ExecResult:
     timed_out: bool = False
     duration_s: float = 0.0
     error: str | None = None
+    # Ctrl+C ended it (a live run on the user's terminal; a captured run raises instead).
+    interrupted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Ran:
+    """A command that ran: the text that ran (after any edit) and how it ended.
+
+    For a command ``conch.execute.checked.run_checked`` ran, also its ``verdict``, whether
+    the user was ``asked``, whether its audit line was written (``audited``), the sandbox
+    it ran in (``contained``; None: a person said yes, so it ran as they asked) and one line
+    when the sandbox stopped it (``note``, ``conch.execute.contain.explain_failure``). A
+    line typed into ``conch shell`` runs as typed (``conch.shell.run``): it has no verdict.
+    """
+
+    command: str
+    result: ExecResult
+    verdict: Verdict | None = None
+    asked: bool = False
+    audited: bool = False
+    contained: Shape | None = None
+    note: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """The command's exit code, as the shell gives it."""
+        return self.result.exit_code
+
+    @property
+    def output(self) -> str:
+        """What it printed and conch kept (stdout, then stderr; the user's terminal has the
+        output of a live run, the pseudo-terminal's runner keeps a copy of its end)."""
+        return self.result.stdout + self.result.stderr
 
 
 def run_interactive(
@@ -82,7 +120,8 @@ def run_interactive(
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
-    return _ended(exit_code(proc.returncode), timed_out, start, timeout)
+    interrupted = proc.returncode == -signal.SIGINT
+    return _ended(exit_code(proc.returncode), timed_out, start, timeout, interrupted)
 
 
 def run_captured(
@@ -140,7 +179,7 @@ def run_plan_interactive(
     start = time.monotonic()
     with _ignoring_terminal_signals():
         code, timed_out = run_plan(plan, cwd, env=env, timeout=timeout)
-    return _ended(code, timed_out, start, timeout)
+    return _ended(code, timed_out, start, timeout, code == 128 + signal.SIGINT)
 
 
 def run_plan_captured(
@@ -168,13 +207,16 @@ def plan_runner_argv(plan: Plan, cwd: Path) -> list[str]:
     return [sys.executable, "-I", "-m", "conch.execute", json.dumps(plan.to_json()), str(cwd)]
 
 
-def _ended(code: int, timed_out: bool, start: float, timeout: float | None) -> ExecResult:
+def _ended(
+    code: int, timed_out: bool, start: float, timeout: float | None, interrupted: bool
+) -> ExecResult:
     """How a live run ended (its output went to the terminal, not to conch)."""
     return ExecResult(
         exit_code=code,
         timed_out=timed_out,
         duration_s=time.monotonic() - start,
         error=_timeout_error(timeout) if timed_out else None,
+        interrupted=interrupted and not timed_out,
     )
 
 

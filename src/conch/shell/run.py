@@ -10,10 +10,12 @@ program that ignores it is killed (SIGKILL to its process group) by a second Ctr
 ``FORCE_KILL_WINDOW_S``, unless the program has turned signal keys off (vim, an editor reading
 raw keys), where Ctrl+C is the program's own business.
 
-``Ran.output`` keeps the end of what the run printed (``CAPTURE_BYTES`` at most, behind
-``CUT_MARKER`` when its start was lost) for the model, which is shown its tail
-(``conch.shell.context.output_tail``). ``run_line`` is a typed line's whole path:
-alias expansion, ``ShellState``'s in-process builtins, else the pseudo-terminal.
+A run ends as a ``conch.execute.run.Ran`` (the one every runner returns): its ``output``
+keeps the end of what the run printed (``CAPTURE_BYTES`` at most, behind ``CUT_MARKER``
+when its start was lost) for the model, which is shown its tail
+(``conch.shell.context.output_tail``); ``result.interrupted`` says Ctrl+C ended it. A typed
+line has no verdict: it runs as the user typed it. ``run_line`` is a typed line's whole
+path: alias expansion, ``ShellState``'s in-process builtins, else the pseudo-terminal.
 """
 
 from __future__ import annotations
@@ -31,15 +33,14 @@ import termios
 import threading
 import time
 import tty
-from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import BinaryIO
 
 from filelock import FileLock
 
+from conch.execute.run import ExecResult, Ran
 from conch.host.process import exit_code, signal_group
-from conch.shell.context import output_tail
 from conch.shell.state import ShellState
 from conch.storage.files import append_line
 
@@ -47,7 +48,6 @@ __all__ = [
     "CAPTURE_BYTES",
     "CUT_MARKER",
     "FORCE_KILL_WINDOW_S",
-    "Ran",
     "append_history",
     "history_file",
     "run_in_pty",
@@ -71,24 +71,6 @@ _INTERRUPT = b"\x03"
 _DEFAULT_SIZE = struct.pack("HHHH", 24, 80, 0, 0)
 
 
-@dataclass(frozen=True, slots=True)
-class Ran:
-    """How a shell line ended. ``exit_code`` follows the shell (128+N for signal N);
-    ``interrupted`` is true when Ctrl+C ended it; ``output`` is what it printed (the end of it,
-    see ``CAPTURE_BYTES``)."""
-
-    command: str
-    exit_code: int
-    output: str
-    interrupted: bool
-    seconds: float
-
-    @property
-    def tail(self) -> str:
-        """What the model is shown of the output (``conch.shell.context.output_tail``)."""
-        return output_tail(self.output)
-
-
 def run_line(
     line: str,
     state: ShellState,
@@ -103,11 +85,10 @@ def run_line(
     outcome = state.builtin(command)
     if outcome is None:
         return run_in_pty(command, state, stdin_fd=stdin_fd, out=out, keys=keys)
-    text = outcome.output + outcome.error
     writer = out if out is not None else sys.stdout.buffer
-    writer.write(text.encode("utf-8", "replace"))
+    writer.write((outcome.output + outcome.error).encode("utf-8", "replace"))
     writer.flush()
-    return Ran(command, outcome.exit_code, text, False, 0.0)
+    return Ran(command, ExecResult(outcome.exit_code, outcome.output, outcome.error))
 
 
 def run_in_pty(
@@ -147,11 +128,13 @@ def run_in_pty(
         )
     except (OSError, subprocess.SubprocessError) as exc:
         os.close(master)
-        message = f"conch: cannot run {state.shell} in {state.cwd}: {exc}\n"
-        writer.write(message.encode("utf-8", "replace"))
+        error = f"cannot run {state.shell} in {state.cwd}: {exc}"
+        writer.write(f"conch: {error}\n".encode("utf-8", "replace"))
         writer.flush()
         code = 127 if isinstance(exc, FileNotFoundError) else 126
-        return Ran(line, code, message.strip(), False, time.monotonic() - start)
+        seconds = time.monotonic() - start
+        failed = ExecResult(code, f"conch: {error}", duration_s=seconds, error=error)
+        return Ran(line, failed)
     except BaseException:
         os.close(master)
         raise
@@ -182,7 +165,14 @@ def run_in_pty(
     output = bytes(pump.capture).decode("utf-8", "replace")
     if pump.trimmed:
         output = f"{CUT_MARKER}\n{output}"
-    return Ran(line, code, output, interrupted, time.monotonic() - start)
+    result = ExecResult(
+        code,
+        output,
+        stdout_truncated=pump.trimmed,
+        duration_s=time.monotonic() - start,
+        interrupted=interrupted,
+    )
+    return Ran(line, result)
 
 
 def history_file(state: ShellState) -> Path | None:
