@@ -11,95 +11,30 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
-import hashlib
 import json
 import re
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import asdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from benchmarks.accuracy import report
+from benchmarks.accuracy.cache import CandidateCache, candidate_from
 from benchmarks.accuracy.candidate import Candidate, Generator, Task
+from benchmarks.accuracy.combine import join, merge, write_report
 from benchmarks.accuracy.compare import Judge, Levels, compare
-from benchmarks.accuracy.conch_tool import ConchCandidate
 from benchmarks.accuracy.fixtures import build_fixtures, copy_tree, load_tasks, remove_tree
-from benchmarks.accuracy.generators import PROVIDER_ERROR
 from benchmarks.accuracy.sandbox import RunResult, bwrap_path, run_in_sandbox
-from benchmarks.common import (
-    log,
-    read_shards,
-    run_meta,
-    stop_on_signals,
-    stop_process,
-    write_report_files,
-)
+from benchmarks.common import log, run_meta, stop_on_signals
+from benchmarks.engine import serve, server_model
 
 ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / "benchmarks" / ".work"
-ENGINE_SERVER = ROOT / "tests" / "e2e" / "engine_server.py"
 DEFAULT_TOOLS = ("conch", "bare", "bare+md", "sgpt", "llm-cmd")
-SERVER_START_SECONDS = 180.0
 EXCERPT = 400
 WRONG_PAIR_STRIDE = 4  # wrong pairs for every 4th clean task: enough to show the false accepts
-
-
-# -- the model server -------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@contextlib.contextmanager
-def engine_server(log_path: Path) -> Iterator[tuple[str, str]]:
-    """Serve the embedded model; yields (base URL, model file path)."""
-    from conch.config.paths import Paths
-    from conch.providers.local.model_files import embedded_model_path
-
-    model = embedded_model_path(Paths.default().cache_dir)
-    port = free_port()
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    log(f"starting the model server on port {port} ({model.name}) ...")
-    with log_path.open("wb") as handle:
-        process = subprocess.Popen(
-            [sys.executable, str(ENGINE_SERVER), "--model", str(model), "--port", str(port)],
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        base = f"http://127.0.0.1:{port}/v1"
-        deadline = time.monotonic() + SERVER_START_SECONDS
-        while True:
-            if process.poll() is not None:
-                raise SystemExit(f"model server exited with {process.returncode}; see {log_path}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{base}/models", timeout=2.0).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise SystemExit(f"model server not ready after {SERVER_START_SECONDS:.0f} s")
-            time.sleep(0.25)
-        yield base, str(model)
-    finally:
-        stop_process(process, 10)
-
-
-def server_model(base_url: str) -> str:
-    """The model id the server reports."""
-    reply = httpx.get(f"{base_url.rstrip('/')}/models", timeout=10.0)
-    reply.raise_for_status()
-    return str(reply.json()["data"][0]["id"])
 
 
 # -- tools ------------------------------------------------------------------------------------
@@ -144,14 +79,6 @@ class Replay:
 
     def generate(self, task: Task) -> Candidate:
         return candidate_from(self.rows[task.index])
-
-
-def candidate_from(data: dict[str, Any]) -> Candidate:
-    """A candidate as a cache entry or a report row records it (conch's with its trials)."""
-    fields = {k: data[k] for k in ("command", "raw", "seconds", "error", "refused")}
-    if data.get("trials") is not None:
-        return ConchCandidate(**fields, trials=data["trials"])
-    return Candidate(**fields)
 
 
 def replay_tools(path: Path, names: list[str], tasks: list[Task]) -> list[Generator]:
@@ -199,79 +126,6 @@ def _peer(name: str, base_url: str, model: str) -> Generator | None:
     except Exception as exc:
         log(f"skipping {name}: {type(exc).__name__}: {exc}")
         return None
-
-
-# What each tool's answers depend on besides the model: a change to any of these files starts
-# that tool's cache afresh, and leaves the other tools' cached answers alone.
-_TOOL_SOURCES = {
-    "conch": (
-        "src/conch",
-        "benchmarks/accuracy/conch_tool.py",
-        "benchmarks/accuracy/generators.py",
-        "benchmarks/accuracy/sandbox.py",
-    ),
-    "bare": ("benchmarks/accuracy/generators.py",),
-    "bare+md": ("benchmarks/accuracy/generators.py",),
-}
-_PEER_SOURCES = ("benchmarks/accuracy/peers.py",)
-
-
-def _sources_under(directory: Path) -> list[Path]:
-    """The Python files and shipped data (prompts, worked examples) under ``directory``."""
-    return [p for p in directory.rglob("*") if p.is_file() and p.suffix in (".py", ".tsv", ".yaml")]
-
-
-@functools.cache
-def code_fingerprint(tool: str) -> str:
-    """A hash of the sources ``tool``'s answers depend on, so a code change starts afresh."""
-    digest = hashlib.sha256()
-    files: list[Path] = [ROOT / "benchmarks" / "accuracy" / "candidate.py"]
-    if tool.startswith("conch-"):  # an ablation variant: conch plus its settings
-        sources: tuple[str, ...] = (
-            *_TOOL_SOURCES["conch"],
-            "benchmarks/accuracy/ablation.py",
-            "benchmarks/accuracy/hybrid_retrieval.py",
-        )
-    else:
-        sources = _TOOL_SOURCES.get(tool, _PEER_SOURCES)
-    for source in sources:
-        path = ROOT / source
-        files += sorted(_sources_under(path)) if path.is_dir() else [path]
-    for path in files:
-        if not path.exists():
-            continue
-        digest.update(path.relative_to(ROOT).as_posix().encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
-
-
-class CandidateCache:
-    """Candidates per tool and task on disk, so an interrupted run resumes where it stopped."""
-
-    def __init__(self, directory: Path, enabled: bool) -> None:
-        self.directory = directory
-        self.enabled = enabled
-
-    def _path(self, tool: str, task: Task) -> Path:
-        safe = tool.replace("/", "_")
-        return self.directory / f"{safe}-{code_fingerprint(tool)}" / f"{task.index}.json"
-
-    def get(self, tool: str, task: Task) -> Candidate | None:
-        path = self._path(tool, task)
-        if not self.enabled or not path.exists():
-            return None
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("nl") != task.nl:
-            return None
-        return candidate_from(data)
-
-    def put(self, tool: str, task: Task, candidate: Candidate) -> None:
-        if candidate.error and candidate.error.startswith(PROVIDER_ERROR):
-            return  # the server failed: ask again when the run resumes
-        path = self._path(tool, task)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"nl": task.nl, **asdict(candidate)}
-        path.write_text(json.dumps(data, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 # -- running ----------------------------------------------------------------------------------
@@ -549,129 +403,11 @@ def main(argv: list[str] | None = None) -> int:
             base_url = args.server.rstrip("/")
             model_label = server_model(base_url)
         else:
-            base_url, model_file = stack.enter_context(engine_server(WORK / "engine-server.log"))
+            base_url, model_file = stack.enter_context(serve(WORK / "engine-server.log"))
             model_label = f"{Path(model_file).name} (conch's embedded model)"
         model = server_model(base_url)
         meta, rows, names = evaluate(args, base_url, model, model_label)
     write_report(meta, rows, names, out)
-    return 0
-
-
-def write_report(
-    meta: dict[str, Any], rows: list[dict[str, Any]], names: list[str], out: Path
-) -> None:
-    """Summaries and paired comparisons added to ``meta``; ``out``.json and ``out``.md."""
-    clean_rows = [r for r in rows if r["clean"]]
-    meta["paired_clean"] = {
-        other: {level: report.paired(clean_rows, "conch", other, level) for level in report.LEVELS}
-        for other in names
-        if other != "conch" and "conch" in names
-    }
-    meta["summary"] = {
-        name: {
-            "clean": report.summary([r for r in rows if r["tool"] == name and r["clean"]]),
-            "all": report.summary([r for r in rows if r["tool"] == name]),
-        }
-        for name in names
-    }
-    write_report_files(meta, rows, out, report.render(meta, rows, names))
-
-
-def _combined_meta(reports: list[dict[str, Any]], separator: str) -> dict[str, Any]:
-    """What a report made from several says of them all: their commands joined with
-    ``separator``, their dates and judges, and the first sanity check among them."""
-    return {
-        "command": separator.join(rep["meta"]["command"] for rep in reports),
-        "date": ", ".join(sorted({rep["meta"]["date"] for rep in reports})),
-        "judge": "; ".join(sorted({rep["meta"]["judge"].split(" (")[0] for rep in reports})),
-        "reference_pairs": next(
-            (rep["meta"]["reference_pairs"] for rep in reports if rep["meta"]["reference_pairs"]),
-            None,
-        ),
-    }
-
-
-def merge(paths: list[Path], out: Path, only: set[int] | None = None) -> int:
-    """One report from runs of different tools on the same tasks (same model and judge);
-    with ``only`` (``--tasks``), those tasks of each report.
-
-    Each tool's rows are taken from the first report that has them; the commands of all the
-    runs are listed, so the merged report says exactly how each part was produced.
-    """
-    reports = [_relabelled(p) for p in paths]
-    if only is not None:
-        for rep in reports:
-            rep["rows"] = [r for r in rep["rows"] if r["task"] in only]
-            rep["meta"]["command"] += f" (only the {len(only)} tasks of --tasks)"
-    tasks = {tuple(sorted({r["task"] for r in rep["rows"]})) for rep in reports}
-    if len(tasks) != 1:
-        raise SystemExit("--merge: the reports do not cover the same tasks")
-    models = {rep["meta"]["model"] for rep in reports}
-    if len(models) != 1:
-        raise SystemExit(f"--merge: the reports use different models: {sorted(models)}")
-    names: list[str] = []
-    rows: list[dict[str, Any]] = []
-    for rep in reports:
-        for name in rep["meta"]["tools"]:
-            if name not in names:
-                names.append(name)
-                rows += [r for r in rep["rows"] if r["tool"] == name]
-    first = reports[0]["meta"]
-    meta = {
-        **{k: first[k] for k in ("model", "server", "tasks", "clean_tasks", "all_tasks")},
-        **_combined_meta(reports, " && "),
-        "runs": [
-            {k: rep["meta"][k] for k in ("command", "tools", "date", "seconds", "judge")}
-            for rep in reports
-        ],
-        "tools": names,
-        "seconds": round(sum(rep["meta"]["seconds"] for rep in reports), 1),
-        "merged_from": [str(p) for p in paths],
-    }
-    if only is not None:
-        meta["tasks"] = len({r["task"] for r in rows})
-        meta["clean_tasks"] = len({r["task"] for r in rows if r["clean"]})
-    write_report(meta, rows, names, out)
-    return 0
-
-
-def _relabelled(path: Path) -> dict[str, Any]:
-    """The report at ``path``; ``REPORT.json@NAME``: its one tool shown as ``NAME``."""
-    file, _, label = str(path).partition("@")
-    try:
-        rep: dict[str, Any] = json.loads(Path(file).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise SystemExit(f"--merge: {file}: not a readable report ({exc})") from None
-    if not label:
-        return rep
-    tools = rep["meta"]["tools"]
-    if len(tools) != 1:
-        raise SystemExit(f"--merge: {file} has {len(tools)} tools; @NAME needs a one-tool report")
-    rep["meta"]["tools"] = [label]
-    rep["meta"]["command"] += f"  (shown as {label})"
-    for row in rep["rows"]:
-        row["tool"] = label
-    return rep
-
-
-def join(paths: list[Path], out: Path) -> int:
-    """One report from runs of the same tools on different tasks (shards of one run, run
-    side by side against the same server), rows in task order; every run's command is kept."""
-    shards = read_shards(paths, "tool", order="task", mismatch="; use --merge for that")
-    reports, names = shards.reports, shards.names
-    first = reports[0]["meta"]
-    meta = {
-        "model": first["model"],
-        "server": first["server"],
-        **_combined_meta(reports, " & "),
-        "tasks": shards.tasks,
-        "clean_tasks": sum(rep["meta"]["clean_tasks"] for rep in reports),
-        "all_tasks": any(rep["meta"]["all_tasks"] for rep in reports),
-        "tools": names,
-        "seconds": round(max(rep["meta"]["seconds"] for rep in reports), 1),
-        "joined_from": [str(p) for p in paths],
-    }
-    write_report(meta, shards.rows, names, out)
     return 0
 
 

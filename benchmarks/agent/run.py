@@ -462,12 +462,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.server:
             server = args.server.rstrip("/")
         elif needs_model:
-            from benchmarks.accuracy.run import engine_server
+            from benchmarks.engine import serve
 
-            server, model_file = stack.enter_context(engine_server(WORK / "engine-server.log"))
+            server, model_file = stack.enter_context(serve(WORK / "engine-server.log"))
             model_label = f"{Path(model_file).name} (conch's embedded model)"
         if server is not None:
-            from benchmarks.accuracy.run import server_model
+            from benchmarks.engine import server_model
 
             model = server_model(server)
             if args.server:

@@ -1,5 +1,5 @@
 """A subset of the fault matrix against a real llama.cpp server on 127.0.0.1 (the embedded
-model behind tests/e2e/engine_server.py): a timeout, the server killed mid-answer, and the
+model behind benchmarks/engine.py): a timeout, the server killed mid-answer, and the
 server gone. Each is one line, exit 5 and a history entry, as against the fake server."""
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ from conch.config.paths import Paths
 from conch.providers.local.model_files import embedded_model_path
 from conch.storage.history import History
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: benchmarks/
+from benchmarks.engine import SCRIPT as ENGINE_SERVER
+
 pytestmark = pytest.mark.e2e
 
-ENGINE_SERVER = Path(__file__).resolve().parent.parent / "e2e" / "engine_server.py"
 Conch = Callable[..., CliResult]
 
 
