@@ -13,8 +13,8 @@ page, a command's output, an MCP server's answer), a ``--peek`` sample and piped
 keeps newlines and tabs and drops the same escape sequences and characters, with no cap (the
 caller caps). The sanitizers are the seatbelt for sources that are less trusted (tools
 described by an MCP server, files, pages) and keep escape sequences out of a terminal that
-shows the prompt or a tool's result. ``conch.agent.sanitize`` is the same module, by its
-older name; this one sits in the lowest layer so every layer can use it.
+shows the prompt or a tool's result. The module sits in the lowest layer so every layer can
+use it.
 """
 
 from __future__ import annotations

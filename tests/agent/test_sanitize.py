@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conch.agent import sanitize
+from conch import sanitize
 
 
 def test_one_line_turns_every_control_character_into_a_single_space() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conch.agent.sanitize import name, one_line, paragraph
+from conch.sanitize import name, one_line, paragraph
 
 INVISIBLE = [chr(c) for c in range(0x200B, 0x2010)]  # zero-width space .. right-to-left mark
 BIDI = [chr(c) for c in range(0x202A, 0x202F)]  # embeddings and overrides

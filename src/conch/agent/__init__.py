@@ -2,11 +2,11 @@
 
 ``from conch.agent import Session`` (names load on first use). Modules: ``session`` (the
 entry point), ``loop`` (the agent loop), ``conversation`` (history, tokens, pruning),
-``system`` (the five prompt layers), ``sanitize`` (what is spliced into the prompt),
-``toolcalls`` (tool calls written as text, JSON steps), ``builtin`` (the built-in toolset),
-``bash`` and ``modes`` (commands under an execution mode), ``evaluate`` (sandboxed Python),
-``lookup`` (``tool_lookup``), ``results`` (result caps), ``events`` (the event stream and
-the errors that end a turn), ``task`` (task files for ``conch run``).
+``system`` (the five prompt layers), ``toolcalls`` (tool calls written as text, JSON
+steps), ``builtin`` (the built-in toolset), ``bash`` and ``modes`` (commands under an execution
+mode), ``evaluate`` (sandboxed Python), ``lookup`` (``tool_lookup``), ``results`` (result
+caps), ``events`` (the event stream and the errors that end a turn), ``task`` (task files for
+``conch run``). What is spliced into the prompt passes ``conch.sanitize`` first.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from conch.agent import sanitize
+from conch import sanitize
 from conch.agent.events import Pruned
 from conch.agent.toolcalls import json_step_messages
 from conch.errors import ConchError

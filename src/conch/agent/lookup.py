@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from conch.agent import sanitize
+from conch import sanitize
 from conch.agent.system import LOOKUP_TOOL, schema_text, trigger_of
 from conch.tools import Tool, make_tool
 

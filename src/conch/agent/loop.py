@@ -32,7 +32,7 @@ from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from conch.agent import sanitize
+from conch import sanitize
 from conch.agent.conversation import Conversation
 from conch.agent.evaluate import LEGACY_NAMES
 from conch.agent.events import (

@@ -11,7 +11,7 @@
 
 Stable layers come first, so a prompt cache (llama.cpp's KV cache, a hosted prompt cache)
 still holds them when a later layer changes: the memory vocabulary changes when a memory
-entry is saved, the date once a day. Every spliced text goes through ``conch.agent.sanitize``.
+entry is saved, the date once a day. Every spliced text goes through ``conch.sanitize``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from conch.agent import sanitize
+from conch import sanitize
 from conch.tools import Tool
 
 DEFAULT_BASE = """\

@@ -43,7 +43,7 @@ from mcp_types import CONNECTION_CLOSED, CallToolResult, Implementation, TextCon
 from mcp_types import Tool as McpTool
 from pydantic import BaseModel, ConfigDict
 
-from conch.agent import sanitize
+from conch import sanitize
 from conch.config.mcpservers import McpServerSettings
 from conch.errors import ConchError
 from conch.mcp import foreign

@@ -17,7 +17,7 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-from conch.agent import sanitize
+from conch import sanitize
 
 SEPARATOR = "__"
 NAME_CAP = 64

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 
-from conch.agent import sanitize
+from conch import sanitize
 from conch.agent.conversation import TokenCounter, estimate_tokens, message_tokens
 from conch.messages import Message
 from conch.shell.route import known_commands, route
