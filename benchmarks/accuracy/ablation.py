@@ -92,7 +92,7 @@ class ConchVariant(ConchGenerator):
         self.overrides = VARIANTS[name]
         self.nearest: Any = None
         if name in RETRIEVAL_WEIGHTS:
-            from benchmarks.accuracy.hybrid_retrieval import HybridRetrieval
+            from benchmarks.experiments.retrieval.hybrid_retrieval import HybridRetrieval
 
             self.nearest = HybridRetrieval.load(RETRIEVAL_WEIGHTS[name]).nearest
         elif name in PLAIN_EXAMPLES:

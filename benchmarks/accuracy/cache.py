@@ -54,7 +54,7 @@ def code_fingerprint(tool: str) -> str:
         sources: tuple[str, ...] = (
             *_TOOL_SOURCES["conch"],
             "benchmarks/accuracy/ablation.py",
-            "benchmarks/accuracy/hybrid_retrieval.py",
+            "benchmarks/experiments/retrieval/hybrid_retrieval.py",
         )
     else:
         sources = _TOOL_SOURCES.get(tool, _PEER_SOURCES)

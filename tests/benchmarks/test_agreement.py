@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from benchmarks.accuracy.agreement import agreement, main
+from benchmarks.experiments.accuracy.agreement import agreement, main
 
 
 def row(task: int, command: str, stdout: str, passed: bool, clean: bool = True) -> dict[str, Any]:

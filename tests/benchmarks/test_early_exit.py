@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.accuracy.early_exit import (
+from benchmarks.experiments.early_exit import (
     Rule,
     TaskView,
     cost,

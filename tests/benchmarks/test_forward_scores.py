@@ -8,7 +8,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.accuracy.forward_scores import render, score_rules
+from benchmarks.experiments.early_exit.forward_scores import render, score_rules
 
 
 def task(index: int, outcome: str, first: bool, final: bool, likely: float = -10.0) -> Any:

@@ -12,8 +12,8 @@ from requires import needs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from benchmarks.accuracy.headroom import headroom, main
 from benchmarks.accuracy.run import Runner
+from benchmarks.experiments.accuracy.headroom import headroom, main
 
 
 def row(task: int, chosen: str, tried: list[str], normalised: bool) -> dict[str, object]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from benchmarks.accuracy.hybrid_retrieval import HybridRetrieval
+from benchmarks.experiments.retrieval.hybrid_retrieval import HybridRetrieval
 
 from conch.command.examples import corpus, nearest
 from conch.command.generate import select_examples

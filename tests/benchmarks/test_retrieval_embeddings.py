@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from benchmarks.retrieval_embeddings import same_program_first
+from benchmarks.experiments.retrieval.retrieval_embeddings import same_program_first
 
 from conch.command.examples import Bm25, Example
 

@@ -1,8 +1,8 @@
 """How fast the engine reads a prompt and writes tokens on this machine, and how many prompt
 tokens a request brings: the floor under a warm request's time.
 
-Run: python benchmarks/speed/engine_rates.py [--model FILE.gguf ...] [--requantize q8_0,f16]
-        [--tasks 50] [--out benchmarks/results/speed-engine-rates.json]
+Run: python -m benchmarks.experiments.speed.engine_rates [--model FILE.gguf ...] [--requantize q8_0,f16]
+        [--tasks 50] [--out benchmarks/experiments/speed/results/speed-engine-rates.json]
 
 For each model file (default: the embedded model), one in-process llama.cpp server (xllamacpp,
 two threads on a two-core machine) reads prompts of about 60, 120 and 230 tokens with the
@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.speed.latency import subset  # noqa: E402
@@ -194,7 +194,14 @@ def main() -> None:
     parser.add_argument("--requantize", default="", help="e.g. q8_0,f16 (needs gguf)")
     parser.add_argument("--tasks", type=int, default=50)
     parser.add_argument(
-        "--out", type=Path, default=ROOT / "benchmarks" / "results" / "speed-engine-rates.json"
+        "--out",
+        type=Path,
+        default=ROOT
+        / "benchmarks"
+        / "experiments"
+        / "speed"
+        / "results"
+        / "speed-engine-rates.json",
     )
     args = parser.parse_args()
     if not args.model:
@@ -212,7 +219,7 @@ def main() -> None:
     flags = os.environ.get("CPU_FLAGS") or _cpu_flags()
     report = {
         "benchmark": "engine rates",
-        "command": "python benchmarks/speed/engine_rates.py"
+        "command": "python -m benchmarks.experiments.speed.engine_rates"
         + "".join(f" --model {m}" for m in args.model)
         + (f" --requantize {args.requantize}" if kinds else "")
         + f" --tasks {args.tasks}",

@@ -3,7 +3,8 @@ tried more than one command, run each distinct candidate as the benchmark runs t
 answer and count the tasks where some candidate matches a reference at the normalised level
 but the chosen command does not.
 
-    python -m benchmarks.accuracy.headroom benchmarks/results/accuracy-clean258-conch.json
+    python -m benchmarks.experiments.accuracy.headroom \\
+        benchmarks/experiments/accuracy/results/accuracy-clean258-conch.json
 
 No model is involved (the judged level is not computed). A small number says the candidates
 conch samples rarely hold a better answer than the one it picks, so better selection cannot

@@ -1,6 +1,6 @@
 """How likely the model finds its own first answer: a check that costs nothing at generation.
 
-    python -m benchmarks.accuracy.forward_scores --server http://127.0.0.1:18080/v1 \
+    python -m benchmarks.experiments.early_exit.forward_scores --server http://127.0.0.1:18080/v1 \
         [--early-exit benchmarks/results/accuracy-early-exit.json] \
         [--out benchmarks/results/accuracy-forward-scores]
 
@@ -10,7 +10,7 @@ per request). The *forward* score, the command's own log-probability given the p
 generated from, comes with the generation itself. This measures whether the forward score
 tells good first answers from bad as well as the reverse one does.
 
-For every task of an early-exit analysis (``benchmarks.accuracy.early_exit``, which records
+For every task of an early-exit analysis (``benchmarks.experiments.early_exit``, which records
 per task the first answer's command and outcome and whether it and the full review pass),
 the first answer's prompt is rebuilt as conch builds it (the same worked examples, the same
 system prompt for the task's platform) and the command's tokens are forced through the
@@ -42,7 +42,8 @@ from benchmarks.accuracy.conch_tool import task_platform
 from benchmarks.accuracy.fixtures import load_tasks
 from benchmarks.accuracy.report import sign_test, wilson
 
-RESULTS = Path(__file__).resolve().parents[1] / "results"
+# Beside the accuracy benchmark's reports: docs and conch's settings cite them there.
+RESULTS = Path(__file__).resolve().parents[3] / "benchmarks" / "results"
 SUMS = (-1.0, -1.5, -2.0, -3.0, -4.0, -5.0, -6.0, -8.0, -10.0, -15.0)
 MEANS = (-0.05, -0.1, -0.15, -0.2, -0.3, -0.4, -0.5, -0.75, -1.0)
 MINS = (-0.5, -1.0, -1.5, -2.0, -2.5, -3.0, -4.0, -5.0, -6.0)
@@ -210,7 +211,9 @@ def main(argv: list[str] | None = None) -> int:
     missing = [t for t in tasks if int(t["task"]) not in scores]
     scores.update(collect(args.server, missing))
     rows = score_rules(tasks, scores)
-    command = "python -m benchmarks.accuracy.forward_scores " + " ".join(argv or sys.argv[1:])
+    command = "python -m benchmarks.experiments.early_exit.forward_scores " + " ".join(
+        argv or sys.argv[1:]
+    )
     data = {"command": command, "rules": rows, "scores": {str(k): v for k, v in scores.items()}}
     cached.write_text(json.dumps(data, indent=1) + "\n")
     text = render(rows, command, len(tasks))

@@ -1,5 +1,5 @@
 """An experiment: conch's worked examples found by BM25 mixed with the embedded model's own
-embeddings (``benchmarks/retrieval_embeddings.py`` measures the same mix on the shipped
+embeddings (``retrieval_embeddings.py`` beside it measures the same mix on the shipped
 examples alone). Not part of conch: the variant ``conch-embedding-retrieval`` of the accuracy
 benchmark swaps conch's example lookup for this one while it generates.
 
@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.retrieval_embeddings import (
+from benchmarks.experiments.retrieval.retrieval_embeddings import (
     VECTORS,
     Embedder,
     embedded_model,

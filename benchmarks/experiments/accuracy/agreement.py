@@ -5,8 +5,9 @@ a majority vote among the runs' answers, grouped as conch's own candidates vote 
 printed, whitespace- and order-insensitive; a command that printed nothing by its text), a
 tie going to the first report.
 
-    python -m benchmarks.accuracy.agreement benchmarks/results/accuracy-clean258-conch.json \\
-        benchmarks/results/accuracy-clean258-conch-earlier-run.json ...
+    python -m benchmarks.experiments.accuracy.agreement \\
+        benchmarks/experiments/accuracy/results/accuracy-clean258-conch.json \\
+        benchmarks/experiments/accuracy/results/accuracy-clean258-conch-earlier-run.json ...
 
 No model and no sandbox: the reports' recorded outputs and verdicts are compared. Only the
 clean tasks every report holds count.

@@ -1,6 +1,6 @@
 """Would the embedded model's own embeddings find better worked examples than BM25 alone?
 
-    python benchmarks/retrieval_embeddings.py [--model PATH] [--vectors FILE]
+    python -m benchmarks.experiments.retrieval.retrieval_embeddings [--model PATH] [--vectors FILE]
 
 Embeds the request of every shipped example with the model (mean-pooled, in-process through
 xllamacpp; about 15 minutes on a 2-core machine, kept in ``--vectors`` for later runs), then,
