@@ -117,33 +117,40 @@ def conch_candidate(
     """conch's answer to ``request``, as ``conch --print --unsafe REQUEST`` would produce it
     (``unsafe=False``: as ``conch --print REQUEST``, safe mode, as a user gets it).
 
-    This is the one place the benchmark enters conch: ``conch.command.propose.Pipeline``, the same pipeline
-    the CLI makes, with the default settings, the platform description of the machine the
-    task stands for (``task_platform`` of the task's ``shell``), and dry runs in
-    ``dry_runner`` (the task's tree). ``overrides`` (nested like the config file) change
+    This is the one place the benchmark enters conch: ``conch.command.oneshot.OneShot``,
+    the library call the CLI makes, with the default settings, the platform description of
+    the machine the task stands for (``task_platform`` of the task's ``shell``), and dry runs
+    in ``dry_runner`` (the task's tree). ``overrides`` (nested like the config file) change
     settings for the ablation variants, and ``find`` how worked examples are found.
     """
-    from conch.command.propose import Pipeline
-    from conch.command.request import RequestContext
+    from conch.command.oneshot import OneShot, OneShotRequest, Want
     from conch.config.paths import Paths
     from conch.config.settings import Settings
     from conch.policy import PolicyContext
 
     settings = Settings.model_validate(overrides or {})
-    cache = Paths.default().cache_dir
+    service = OneShot(
+        settings,
+        lambda: provider,  # shared by every task: never closed here
+        cache_dir=Paths.default().cache_dir,
+        platform=task_platform(shell),
+        dry_runner=dry_runner,
+        find=find,
+    )
+    root = getattr(dry_runner, "root", None)  # commands run at the tree's root
+    asked = OneShotRequest(
+        request,
+        root if isinstance(root, Path) else Path.cwd(),
+        dict(os.environ),
+        want=Want.COMMAND,
+        dry_run=dry_runner is not None,
+        policy=PolicyContext(unsafe=unsafe),
+    )
     started = time.monotonic()
     try:
-        pipeline = Pipeline(
-            provider,
-            settings,
-            task_platform(shell),
-            PolicyContext(unsafe=unsafe),
-            cache_dir=cache,
-            dry_runner=dry_runner,
-            find=find,
-            cwd=getattr(dry_runner, "root", None),  # commands run at the tree's root
-        )
-        proposal = pipeline.propose(RequestContext(request=request))
+        result = service.run(asked)
+        proposal = result.proposal
+        assert proposal is not None
     except ModelOutputError as exc:
         seconds = time.monotonic() - started
         message = str(exc)

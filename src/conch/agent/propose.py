@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from conch.execute.sandbox import find_sandbox
 from conch.policy import ExecutionMode
-from conch.policy.confirm import ConfirmOptions, command_ruling, context_for
+from conch.policy.confirm import ConfirmOptions, command_ruling
 from conch.policy.rules import Outcome, permissions_from
 from conch.tools import Tool, make_tool
 
 if TYPE_CHECKING:
-    from conch.command.propose import Pipeline
+    from conch.command.oneshot import OneShot
     from conch.config.settings import Settings
     from conch.providers.base import Provider
 
@@ -62,43 +62,40 @@ class Proposer:
         self.environ = dict(environ or {})
         self.cache_dir = cache_dir
         self._open = provider
-        self._pipeline: Pipeline | None = None
+        self._service: OneShot | None = None
         self._lock = threading.Lock()
 
-    def pipeline(self) -> Pipeline:
-        """The pipeline, built (and the model opened) at the first call."""
-        if self._pipeline is None:
-            from conch.command.propose import Pipeline
-            from conch.host.platform import detect_platform
+    def service(self) -> OneShot:
+        """The one-shot service (the model opens at its first request)."""
+        if self._service is None:
+            from conch.command.oneshot import OneShot
 
-            if self._open is not None:
-                provider = self._open()
-            else:
+            def open_provider() -> Provider:
+                if self._open is not None:
+                    return self._open()
                 from conch.daemon import open_provider
 
-                provider = open_provider(self.settings.ai, self.settings.daemon)
-            policy = replace(
-                context_for(self.settings.default_prompt, cwd=self.cwd),
-                mode=self.mode,
-                sandbox_root=self.root,
-            )
-            platform = detect_platform(self.cache_dir, self.environ)
-            self._pipeline = Pipeline.build(
-                provider, self.settings, platform, policy, self.cwd, self.environ,
-                cache_dir=self.cache_dir,
-            )  # fmt: skip
-        return self._pipeline
+                return open_provider(self.settings.ai, self.settings.daemon)
+
+            self._service = OneShot(self.settings, open_provider, cache_dir=self.cache_dir)
+        return self._service
 
     def __call__(self, request: str) -> dict[str, Any]:
         """The checked command for ``request`` (one request at a time: one model)."""
-        from conch.command.request import RequestContext, sanitize
+        from conch.command.oneshot import OneShotRequest, Want
+        from conch.command.request import sanitize
 
         text = " ".join(sanitize(request).split())
         if not text:
             raise ValueError("the request is empty: say what the command should do")
         with self._lock:
-            pipeline = self.pipeline()
-            proposal = pipeline.propose(RequestContext(text))
+            service = self.service()
+            asked = OneShotRequest(text, self.cwd, self.environ, want=Want.COMMAND)
+            # Judged for the mode the tool was made for, in its sandbox root.
+            policy = replace(service.policy(asked), mode=self.mode, sandbox_root=self.root)
+            result = service.run(replace(asked, policy=policy))
+        proposal = result.proposal
+        assert proposal is not None
         verdict = proposal.verdict
         options = ConfirmOptions(
             programs=tuple(self.settings.default_prompt.tools),
@@ -116,7 +113,7 @@ class Proposer:
             "programs": list(verdict.commands),
             "runs_without_asking": ruling.outcome is Outcome.RUN,
             "mode": str(self.mode),
-            "notes": [*pipeline.notes, *proposal.notes],
+            "notes": result.notes,
         }
         if proposal.correction:
             answer["correction"] = proposal.correction
@@ -124,9 +121,9 @@ class Proposer:
 
     def close(self) -> None:
         """Release the model, if it was opened."""
-        if self._pipeline is not None:
-            self._pipeline.provider.close()
-            self._pipeline = None
+        if self._service is not None:
+            self._service.close()
+            self._service = None
 
 
 def propose_tool(proposer: Proposer) -> Tool:

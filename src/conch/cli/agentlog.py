@@ -91,18 +91,17 @@ class TurnLog:
         ai = settings.ai
         commands = [c["command"] for c in self.calls if c.get("command")]
         notes = [*self.notes, *([note] if note else [])]
-        entry = HistoryEntry(
-            ts=HistoryEntry.now(),
-            cwd=str(self.env.cwd),
+        entry = HistoryEntry.record(
+            cwd=self.env.cwd,
             argv=self.argv,
-            exit_code=int(code),
+            exit_code=code,
+            started=self.started,
+            notes=notes,
             generated_command=commands[-1] if commands else None,
-            notes="; ".join(notes) or None,
             request=self.request,
             provider=ai.provider,
             model=ai.model_in_use,
             executed=any(c["tool"] == "bash" and c["ok"] for c in self.calls),
-            duration_ms=int((time.monotonic() - self.started) * 1000),
             tool_calls=list(self.calls),
         )
         try:

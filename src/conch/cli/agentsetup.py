@@ -137,8 +137,8 @@ def open_session(
     from conch.agent.builtin import containment_off, evaluate_off
     from conch.agent.loop import Limits
     from conch.agent.session import Session
+    from conch.cli.loading import load_for
     from conch.cli.mcpuse import connect_mcp
-    from conch.cli.oneshot import load_for
     from conch.config.paths import Paths
 
     loaded = load_for(args, env)

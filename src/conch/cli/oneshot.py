@@ -1,10 +1,10 @@
-"""``conch REQUEST``: generate, check, show, confirm, run, record."""
+"""``conch REQUEST``: the request served by the library (``conch.command.oneshot``), then
+shown, explained, asked about, run and recorded as the flags say."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,6 +12,7 @@ from conch.cli import ui
 from conch.cli.confirm import Asker, fail_if_rejected, show_rejected, with_hint
 from conch.cli.environment import Environment
 from conch.cli.invocation import Run
+from conch.cli.loading import load_for
 from conch.cli.status import ExitStatus, status_for
 from conch.errors import (
     ConchError,
@@ -23,11 +24,11 @@ from conch.errors import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from conch.command.oneshot import OneShot, OneShotResult
     from conch.command.proposal import PipelineEvent, Proposal
     from conch.config.settings import LoadedSettings, PromptConfig
-    from conch.policy import PolicyContext, Verdict
+    from conch.policy import Verdict
     from conch.providers.base import Provider
-    from conch.storage.history import HistoryEntry
 
 _OPS = ("init", "create_prompt", "add_prompt", "list_tools")
 
@@ -105,35 +106,6 @@ def _check_combinations(args: argparse.Namespace) -> None:
         )
 
 
-def load_for(args: argparse.Namespace, env: Environment) -> LoadedSettings:
-    """The settings for a front end whose ``args`` have ``--provider``, ``--model`` and
-    ``--no-daemon``; a project config not trusted yet is asked about on the terminal (and
-    ignored when there is none)."""
-    from conch.cli.authcmd import ask_for_missing_key
-    from conch.config.paths import Paths
-    from conch.config.settings import load_settings
-
-    flags = {
-        "ai.provider": args.provider,
-        "ai.model": args.model,
-        "daemon.enabled": False if args.no_daemon else None,
-    }
-
-    def ask_trust(path: Path) -> bool:
-        if env.open_terminal() is None:
-            env.stderr.write(
-                f"conch: ignoring project config {path} (not trusted yet; run conch in a "
-                "terminal there to trust it)\n"
-            )
-            return False
-        ui.show_command(env, path.read_text(encoding="utf-8", errors="replace")[:2000], "unknown")
-        return ui.ask(env, f"Trust project config {path}? [y/N] ", "yn", "n") == "y"
-
-    loaded = load_settings(env.environ, Paths.default(), env.cwd, flags, ask_trust)
-    ask_for_missing_key(loaded.settings.ai, env)
-    return loaded
-
-
 def _provider(state: Run, loaded: LoadedSettings) -> Provider:
     from conch.daemon import open_provider
 
@@ -180,120 +152,96 @@ def _prompt_and_request(state: Run, loaded: LoadedSettings) -> tuple[PromptConfi
 
 
 def _oneshot(state: Run, loaded: LoadedSettings) -> int:
-    from conch.cli.answer import run_answer, wants_answer
-    from conch.command.generate import explain
-    from conch.command.propose import Pipeline
-    from conch.command.request import gather
+    from conch.cli.answer import show_answer, want_of
+    from conch.command.oneshot import OneShot, OneShotRequest
     from conch.config.paths import Paths
-    from conch.host.platform import detect_platform
-    from conch.policy import Decision
-    from conch.policy.confirm import forced_explain
 
     args, env = state.args, state.env
     settings = loaded.settings
-    prompt, request, prompt_source = _prompt_and_request(state, loaded)
-    state.request = request
-    caps = settings.context
-    piped = None if env.stdin_isatty else env.stdin.read(caps.stdin_max_bytes + 1)
-    ctx = gather(request, env.cwd, caps, args.scope, args.peek or (), piped)
-    shown = ctx.scope_listing is not None or bool(ctx.peek_samples)
-    if wants_answer(args, request, piped=ctx.stdin_text is not None, shown=shown):
-        return run_answer(
-            state,
-            loaded,
-            ctx,
-            _policy_context(state, prompt, tuple(settings.execution.pass_env)),
-            lambda: _provider(state, loaded),
-            lambda progress: _renderer(state, progress),
-        )
-    cache_dir = Paths.default().cache_dir
-    platform = detect_platform(cache_dir, env.environ)
-    n_ctx = settings.ai.local.n_ctx if settings.ai.provider == "local" else None
-    progress = ui.Progress(env, enabled=not args.quiet, n_ctx=n_ctx)
-    render = _renderer(state, progress)
-    provider = _provider(state, loaded)
-    pipeline = Pipeline.build(
-        provider,
-        settings,
-        platform,
-        _policy_context(state, prompt, tuple(settings.execution.pass_env)),
+    prompt, text, prompt_source = _prompt_and_request(state, loaded)
+    state.request = text
+    piped = None if env.stdin_isatty else env.stdin.read(settings.context.stdin_max_bytes + 1)
+    request = OneShotRequest(
+        text,
         env.cwd,
         env.environ,
         prompt,
-        cache_dir,
+        unsafe=args.unsafe,
+        scope=args.scope,
+        peek=tuple(args.peek or ()),
+        piped=piped,
+        want=want_of(args),
         dry_run=not args.no_dry_run,
     )
-    for text in pipeline.notes:
-        _note(state, progress, text)
+    n_ctx = settings.ai.local.n_ctx if settings.ai.provider == "local" else None
+    progress = ui.Progress(env, enabled=not args.quiet, n_ctx=n_ctx)
+    service = OneShot(
+        settings, lambda: _provider(state, loaded), cache_dir=Paths.default().cache_dir
+    )
     try:
         try:
-            proposal = pipeline.propose(ctx, render)
+            result = service.run(request, _renderer(state, progress))
         finally:
             progress.clear()
-        state.validation = proposal.validation_json()
-        state.candidates = proposal.trials_json()
-        state.notes.extend(proposal.notes)
-        command = _offer_correction(state, proposal)
-        verdict = state.verdict
-        assert verdict is not None
-        if args.print_only:
-            env.stdout.write(command + "\n")
-            fail_if_rejected(state, verdict, printing=True)
-            return ExitStatus.OK
-        forced = forced_explain(verdict, prompt.tools)
-        explanation = None
-        if (args.explain or forced) and verdict.decision is not Decision.REJECT:
-            progress.start("explaining")
-            try:
-                explanation = explain(
-                    provider, command, request, render, proposal.dry_run_seen(command)
-                )
-            finally:
-                progress.clear()
-        if args.json:
-            out = {
-                "command": command,
-                **verdict.to_json(),
-                "validation": state.validation,
-                "candidates": state.candidates,
-                "dry_run": proposal.dry_run_seen(command),
-            }
-            if explanation is not None:
-                out["explanation"] = explanation
-            env.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
-            fail_if_rejected(state, verdict, printing=True)
-            return ExitStatus.OK
-        if verdict.decision is Decision.REJECT:  # run_checked refuses it, with its audit line
-            show_rejected(state, verdict, command)
-        if forced:
-            state.notes.append("force_explain: a tool of this command requires an explanation")
-        asker = Asker(state, loaded, prompt, prompt_source, explanation, provider)
-        asker.seen = proposal.dry_run_seen
-        asker.reassess = lambda edited: _assess(state, prompt, edited)
-        return _execute(state, loaded, prompt, command, verdict, asker, platform.shell)
+        if result.proposal is None:
+            return show_answer(state, result)
+        return _offered(state, loaded, service, result, progress, prompt_source)
     finally:
-        provider.close()
+        service.close()
 
 
-def _policy_context(
-    state: Run, prompt: PromptConfig, pass_env: tuple[str, ...] = ()
-) -> PolicyContext:
-    from dataclasses import replace
+def _offered(
+    state: Run,
+    loaded: LoadedSettings,
+    service: OneShot,
+    result: OneShotResult,
+    progress: ui.Progress,
+    prompt_source: str | None,
+) -> int:
+    """The proposed command: printed, explained, asked about and run as the flags say."""
+    from conch.policy import Decision
 
-    from conch.execute.environ import contained_environment
-    from conch.policy.confirm import context_for
+    args, env = state.args, state.env
+    proposal = result.proposal
+    assert proposal is not None
+    state.validation = proposal.validation_json()
+    state.candidates = proposal.trials_json()
+    state.notes.extend(proposal.notes)
+    command = _offer_correction(state, proposal)
+    verdict = state.verdict
+    assert verdict is not None
+    if args.print_only:
+        env.stdout.write(command + "\n")
+        fail_if_rejected(state, verdict, printing=True)
+        return ExitStatus.OK
+    forced = result.explanation_forced(verdict)
+    explanation = None
+    if (args.explain or forced) and verdict.decision is not Decision.REJECT:
+        progress.start("explaining")
+        try:
+            explanation = service.explain(result, command, _renderer(state, progress))
+        finally:
+            progress.clear()
+    if args.json:
+        out = result.to_json(command)
+        if explanation is not None:
+            out["explanation"] = explanation
+        env.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        fail_if_rejected(state, verdict, printing=True)
+        return ExitStatus.OK
+    if verdict.decision is Decision.REJECT:  # run_checked refuses it, with its audit line
+        show_rejected(state, verdict, command)
+    if forced:
+        state.notes.append("force_explain: a tool of this command requires an explanation")
+    prompt = result.request.prompt or loaded.settings.default_prompt
+    asker = Asker(state, loaded, prompt, prompt_source, explanation, service.provider)
+    asker.seen = proposal.dry_run_seen
+    asker.reassess = lambda edited: _assess(state, service, result, edited)
+    return _execute(state, loaded, service, result, command, verdict, asker)
 
-    context = context_for(prompt, unsafe=state.args.unsafe, cwd=state.env.cwd)
-    if state.args.unsafe:
-        return context
-    # Safe mode expands $NAME from what a contained command may see (no secrets).
-    return replace(context, environ=contained_environment(state.env.environ, pass_env))
 
-
-def _assess(state: Run, prompt: PromptConfig, command: str) -> Verdict:
-    from conch.policy import assess
-
-    verdict = assess(command, _policy_context(state, prompt))
+def _assess(state: Run, service: OneShot, result: OneShotResult, command: str) -> Verdict:
+    verdict = service.assess(result.request, command)
     state.verdict = verdict
     return verdict
 
@@ -336,11 +284,11 @@ def _offer_correction(state: Run, proposal: Proposal) -> str:
 def _execute(
     state: Run,
     loaded: LoadedSettings,
-    prompt: PromptConfig,
+    service: OneShot,
+    result: OneShotResult,
     command: str,
     verdict: Verdict,
     asker: Asker,
-    detected_shell: str,
 ) -> int:
     """Run the command through the library (which asks through ``asker`` when the rule says)."""
     from conch.execute.checked import run_checked
@@ -360,17 +308,17 @@ def _execute(
     try:
         ran = run_checked(
             command,
-            _policy_context(state, prompt, tuple(execution.pass_env)),
+            service.policy(result.request),
             cwd=env.cwd,
             state_dir=_state_dir(),
             approve=asker,
             options=ConfirmOptions(
                 args.confirm,
                 args.explain,
-                tuple(prompt.tools),
+                tuple(asker.prompt.tools),
                 permissions=permissions_from(loaded.settings.permissions),
             ),
-            shell=execution.shell or detected_shell,
+            shell=execution.shell or result.platform.shell,
             timeout=timeout,
             verdict=verdict,
             on_start=started,
@@ -380,14 +328,14 @@ def _execute(
         )
     except PolicyRejection as exc:  # the command refused (or the user's edit of it)
         raise with_hint(state, state.verdict, exc) from None
-    result = ran.result
-    if result.error:
-        env.stderr.write(f"conch: {result.error}\n")
-        state.notes.append(result.error)
-    if result.timed_out:
+    outcome = ran.result
+    if outcome.error:
+        env.stderr.write(f"conch: {outcome.error}\n")
+        state.notes.append(outcome.error)
+    if outcome.timed_out:
         state.notes.append(f"killed after the {timeout:g} s timeout (execution.timeout_seconds)")
         env.stderr.write(f"conch: the command was stopped after {timeout:g} s\n")
-    return result.exit_code
+    return outcome.exit_code
 
 
 def _analyze(state: Run, loaded: LoadedSettings) -> int:
@@ -435,25 +383,24 @@ def _record(state: Run, loaded: LoadedSettings, code: int) -> None:
     notes = list(state.notes)
     if verdict is not None and verdict.reasons and verdict.decision is not Decision.ALLOW:
         notes.extend(verdict.reasons)
-    entry: HistoryEntry = HistoryEntry(
-        ts=HistoryEntry.now(),
-        cwd=str(state.env.cwd),
+    entry = HistoryEntry.record(
+        cwd=state.env.cwd,
         argv=["conch", *args.argv],
-        exit_code=int(code),
+        exit_code=code,
+        started=state.started,
+        notes=notes,
         generated_command=state.command,
         unsafe_mode=args.unsafe,
         confirm=args.confirm,
         explain=args.explain,
         scope=args.scope,
         peek_files=list(args.peek or []),
-        notes="; ".join(notes) or None,
         request=state.request,
         provider=state.provider_name,
         model=state.model,
         risk=verdict.risk.value if verdict else None,
         decision=verdict.decision.value if verdict else None,
         executed=state.executed,
-        duration_ms=int((time.monotonic() - state.started) * 1000),
         validation=state.validation,
         candidates=state.candidates or None,
     )

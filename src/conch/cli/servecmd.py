@@ -41,7 +41,7 @@ def run_serve(args: argparse.Namespace, env: Environment) -> int:
     check_bind(args.host, key, args.no_auth)
     setup = setup_from(args, env, "restricted")
 
-    from conch.cli.oneshot import load_for
+    from conch.cli.loading import load_for
     from conch.server.models import ModelTable
     from conch.server.run import listen, serve
 

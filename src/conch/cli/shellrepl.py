@@ -34,7 +34,7 @@ HISTORY_FILE = "shell_history"
 def run_shell(args: argparse.Namespace, env: Environment) -> int:
     """``conch shell``: check the flags, load the settings (asking once about a project
     overlay not trusted yet), pick the model, then read lines until :quit or Ctrl+D."""
-    from conch.cli.oneshot import load_for
+    from conch.cli.loading import load_for
     from conch.config.paths import Paths
 
     if args.max_steps < 1:

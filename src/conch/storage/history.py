@@ -51,6 +51,32 @@ class HistoryEntry:
         return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
     @classmethod
+    def record(
+        cls,
+        *,
+        cwd: Path | str,
+        argv: list[str],
+        exit_code: int,
+        started: float,
+        notes: list[str] | tuple[str, ...] = (),
+        **fields_: Any,
+    ) -> HistoryEntry:
+        """The entry of an invocation that began at ``started`` (``time.monotonic()``) and
+        ended now with ``exit_code``: every surface's entries are built here. ``notes`` are
+        joined; ``fields_`` are the other fields by name."""
+        import time
+
+        return cls(
+            ts=cls.now(),
+            cwd=str(cwd),
+            argv=list(argv),
+            exit_code=int(exit_code),
+            notes="; ".join(notes) or None,
+            duration_ms=int((time.monotonic() - started) * 1000),
+            **fields_,
+        )
+
+    @classmethod
     def from_json(cls, data: dict[str, Any]) -> HistoryEntry:
         """An entry from a parsed line, ignoring fields this version does not know."""
         known = {f.name for f in fields(cls)}
