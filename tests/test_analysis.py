@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from conch.command.analysis import (
+from conch.diagnose.analysis import (
     ALLOWED_TOOLS,
     ANALYSIS_MAX_TOKENS,
     NARROWER,

@@ -1,6 +1,6 @@
 """``conch doctor``: what works on this machine and what is missing, one line each.
 
-The checks are the library's (``conch.command.doctor``); this module parses the command line
+The checks are the library's (``conch.diagnose.doctor``); this module parses the command line
 and renders the report, as text or ``--json``. The exit status is 1 when something the current
 settings need is broken, else 0.
 """
@@ -16,7 +16,7 @@ from conch.cli.status import ExitStatus
 from conch.errors import UsageError
 
 if TYPE_CHECKING:
-    from conch.command.doctor import Report
+    from conch.diagnose.report import Report
 
 USAGE = "conch doctor [--json]"
 _LABELS = {"ok": "ok", "fail": "FAIL", "warn": "warn"}
@@ -42,7 +42,7 @@ def build_doctor_parser() -> argparse.ArgumentParser:
 
 def run_doctor(args: argparse.Namespace, env: Environment) -> int:
     """Run every check and show the report."""
-    from conch.command.doctor import diagnose
+    from conch.diagnose.doctor import diagnose
 
     report = diagnose(env.environ, env.cwd)
     if args.json:

@@ -340,7 +340,7 @@ def _execute(
 
 def _analyze(state: Run, loaded: LoadedSettings) -> int:
     from conch.cli.status import meaning
-    from conch.command.analysis import analyze
+    from conch.diagnose.analysis import analyze
     from conch.storage.history import History
 
     env = state.env

@@ -10,8 +10,8 @@ A diagnosis changes nothing. The embedded model is not assembled (an absent one 
 assembled yet"; an assembled one is hashed, about a second for its 1.1 GB), the model service
 is neither started nor stopped, and no request reaches a model: an OpenAI-compatible server is
 only asked for its ``/models``. When the settings cannot be loaded, the other checks assume
-the defaults. The checks of the model itself are in ``conch.command.doctor_model``, the
-``Check`` and ``Report`` data in ``conch.command.diagnosis``.
+the defaults. The checks of the model itself are in ``conch.diagnose.model``, the
+``Check`` and ``Report`` data in ``conch.diagnose.report``.
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from conch.command.diagnosis import TIMEOUT_S, Check, Report, first_line, one_line
-from conch.command.doctor_model import check_engine, check_model_file, check_provider
 from conch.config.credentials import keyring_backend
 from conch.config.paths import Paths
 from conch.config.settings import (
@@ -34,6 +32,8 @@ from conch.config.settings import (
     read_yaml_mapping,
     validate_file_data,
 )
+from conch.diagnose.model import check_engine, check_model_file, check_provider
+from conch.diagnose.report import TIMEOUT_S, Check, Report, first_line, one_line
 from conch.errors import ConchError, ConfigError
 
 __all__ = ["Check", "Report", "diagnose"]

@@ -1,5 +1,5 @@
 """What ``conch doctor`` finds, as data: one ``Check`` per thing conch may need, and the
-``Report`` of them all (``conch.command.doctor`` makes it; front ends render it)."""
+``Report`` of them all (``conch.diagnose.doctor`` makes it; front ends render it)."""
 
 from __future__ import annotations
 

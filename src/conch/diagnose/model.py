@@ -1,5 +1,5 @@
 """The doctor's checks of the model: the engine and the model file of the embedded model, and
-whether the configured provider can answer (``conch.command.doctor`` runs them)."""
+whether the configured provider can answer (``conch.diagnose.doctor`` runs them)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from conch.command.diagnosis import TIMEOUT_S, Check, first_line, size_text
 from conch.config.settings import Settings
+from conch.diagnose.report import TIMEOUT_S, Check, first_line, size_text
 from conch.errors import ConfigError
 
 INSTALL_LOCAL = "pip install 'conch[local]'"
