@@ -29,10 +29,10 @@ from mcputil import (
 from conch.agent.bash import BASH_DESCRIPTION
 from conch.agent.builtin import ToolOptions, default_tools
 from conch.agent.propose import PROPOSE_DESCRIPTION, Proposer, propose_tool
-from conch.agent.system import WRITE_POLICY
+from conch.agent.system import WRITE_POLICY, mcp_instructions
 from conch.config.settings import McpServerSettings, Settings
 from conch.mcp.client import McpServers
-from conch.mcp.server import build_server, instructions_for
+from conch.mcp.server import build_server
 from conch.policy import ExecutionMode
 from conch.providers import ScriptedProvider
 
@@ -119,11 +119,11 @@ def test_tool_failures_are_error_results_the_client_can_read(tmp_path: Path) -> 
 
 def test_instructions_carry_the_write_policy_and_what_the_mode_runs(tmp_path: Path) -> None:
     tools = _tools(tmp_path)
-    text = instructions_for(tools, ExecutionMode.RESTRICTED)
+    text = mcp_instructions(tools, ExecutionMode.RESTRICTED)
     assert WRITE_POLICY in text
     assert "other commands are refused (no one can be asked)" in text
     assert "never runs it" in text
-    full = instructions_for(tools, ExecutionMode.FULL)
+    full = mcp_instructions(tools, ExecutionMode.FULL)
     assert "Commands run without asking" in full
 
 

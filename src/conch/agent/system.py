@@ -20,9 +20,13 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from conch import sanitize
 from conch.tools import Tool
+
+if TYPE_CHECKING:
+    from conch.policy import ExecutionMode
 
 DEFAULT_BASE = """\
 You are conch, a helpful assistant in the user's Unix shell.
@@ -166,6 +170,28 @@ WRITE_POLICY = (
     "programs or use the network. Write and edit files with the file tools (or bash "
     "when it is offered)."
 )
+
+
+def mcp_instructions(tools: Sequence[Tool], mode: ExecutionMode) -> str:
+    """What ``conch mcp`` tells a client's model (MCP's ``instructions``): what conch is, the
+    write/edit policy, and what the execution mode lets commands do."""
+    from conch.agent.modes import describe  # the policy package, only when it is needed
+
+    names = {t.name for t in tools}
+    lines = [
+        "conch: tools for working in a Unix shell, safely. Every command a tool runs is "
+        "checked by conch's safety policy first; a refused command does not run and the "
+        "reason comes back instead.",
+        WRITE_POLICY,
+    ]
+    if "bash" in names:
+        lines.append("BASH: " + describe(mode, can_ask=False))
+    if "propose_command" in names:
+        lines.append(
+            "propose_command turns a request into one checked command with the policy's "
+            "verdict; it never runs it."
+        )
+    return "\n\n".join(lines)
 
 
 def render_catalogue(tools: Sequence[Tool], *, json_steps: bool = False) -> str:

@@ -46,8 +46,9 @@ def run_mcp(args: argparse.Namespace, env: Environment) -> int:
     say = _sayer(env, args.quiet)
     from conch.agent.builtin import containment_off, default_tools
     from conch.agent.propose import Proposer, propose_tool
+    from conch.agent.system import mcp_instructions
     from conch.config.paths import Paths
-    from conch.mcp.server import bind, build_server, instructions_for, serve_http, serve_stdio
+    from conch.mcp.server import bind, build_server, serve_http, serve_stdio
     from conch.policy import ExecutionMode
 
     if setup.bash and setup.mode is ExecutionMode.INTERACTIVE:
@@ -73,7 +74,7 @@ def run_mcp(args: argparse.Namespace, env: Environment) -> int:
         cache_dir=Paths.default().cache_dir,
     )
     tools.append(propose_tool(proposer))
-    server = build_server(tools, instructions_for(tools, setup.mode))
+    server = build_server(tools, mcp_instructions(tools, setup.mode))
     names = ", ".join(t.name for t in tools)
     try:
         if not args.http:

@@ -4,7 +4,8 @@ Every tool is the one the agent uses (``conch.tools.Tool``): its name, full desc
 JSON schema go out in ``tools/list`` as they are, and ``tools/call`` runs it through the same
 ``ToolRegistry`` (arguments checked against the same model; a failure is an error result the
 client's model can read). Calls run one at a time on a worker thread. The server's
-instructions carry the write/edit policy and what the execution mode runs.
+instructions are the front end's to give (``conch.agent.system.mcp_instructions``: the
+write/edit policy and what the execution mode runs).
 
 Over stdio, stdout carries protocol messages only: the SDK points file descriptor 1 at stderr
 while it serves, so a stray print or a child process cannot corrupt the stream. Over HTTP,
@@ -35,35 +36,12 @@ from mcp_types import (
 )
 from mcp_types import Tool as McpTool
 
-from conch.agent.modes import describe
-from conch.agent.system import WRITE_POLICY
 from conch.host.auth import RequireToken, check_access, is_loopback
 from conch.messages import ToolCall
-from conch.policy import ExecutionMode
 from conch.tools import Tool, ToolRegistry
 from conch.version import __version__
 
 MCP_PATH = "/mcp"
-
-
-def instructions_for(tools: Sequence[Tool], mode: ExecutionMode) -> str:
-    """What the server tells a client's model (``instructions``): what conch is, the
-    write/edit policy, and what the execution mode lets commands do."""
-    names = {t.name for t in tools}
-    lines = [
-        "conch: tools for working in a Unix shell, safely. Every command a tool runs is "
-        "checked by conch's safety policy first; a refused command does not run and the "
-        "reason comes back instead.",
-        WRITE_POLICY,
-    ]
-    if "bash" in names:
-        lines.append("BASH: " + describe(mode, can_ask=False))
-    if "propose_command" in names:
-        lines.append(
-            "propose_command turns a request into one checked command with the policy's "
-            "verdict; it never runs it."
-        )
-    return "\n\n".join(lines)
 
 
 def to_mcp(tool: Tool) -> McpTool:
