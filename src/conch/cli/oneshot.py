@@ -340,13 +340,12 @@ def _execute(
 
 def _analyze(state: Run, loaded: LoadedSettings) -> int:
     from conch.cli.status import meaning
-    from conch.diagnose.analysis import analyze
+    from conch.diagnose.analysis import analyze, last_analysable
     from conch.storage.history import History
 
     env = state.env
     history = History(_state_dir(), loaded.settings.history.max_bytes)
-    # The newest entry that is not itself an analysis: analysing an analysis helps nobody.
-    entry = history.latest(lambda e: "--analyze" not in e.argv)
+    entry = last_analysable(history)
     if entry is None:
         raise NoHistoryError(
             f"no history yet at {history.path}: run a request first, then --analyze explains it"

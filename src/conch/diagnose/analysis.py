@@ -19,7 +19,7 @@ import re
 from conch.errors import ModelOutputError
 from conch.messages import GenerationOptions, Message
 from conch.providers.base import EventCallback, Provider, complete
-from conch.storage.history import HistoryEntry
+from conch.storage.history import History, HistoryEntry
 
 ANALYZER_PROMPT = (
     "You diagnose the latest run of conch, a tool that turns a request in plain language into "
@@ -61,6 +61,11 @@ _REFUSAL_LEAD = re.compile(
     r":\s*",
     re.I,
 )
+
+
+def last_analysable(history: History) -> HistoryEntry | None:
+    """The newest entry that is not itself an analysis: analysing an analysis helps nobody."""
+    return history.latest(lambda entry: "--analyze" not in entry.argv)
 
 
 def analyze(
