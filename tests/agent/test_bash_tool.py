@@ -11,6 +11,7 @@ from conch.agent.bash import CommandRefused, Shell, bash_tool, format_result, re
 from conch.agent.modes import describe, parse_mode
 from conch.execute import AUDIT_LOG, Answer, ExecResult
 from conch.policy import ExecutionMode
+from conch.tools import make_tool
 from requires import needs
 
 
@@ -111,6 +112,46 @@ def test_the_model_is_told_about_a_refusal_and_never_asked_again(work: Path) -> 
     assert "already refused `rm notes.txt` in this session" in second.content
     assert approver.asked == ["rm notes.txt"]
     assert (work / "notes.txt").exists()
+
+
+def test_a_bash_call_finishes_with_the_command_that_ran_and_its_exit_code(work: Path) -> None:
+    bash = bash_tool(_shell(work, ExecutionMode.RESTRICTED))
+    replies = [
+        call("bash", "c1", command="grep two notes.txt"),
+        call("bash", "c2", command="grep three notes.txt"),
+        call("shout", "c3", text="hi"),
+        "done",
+    ]
+    session = scripted_session(*replies, tools=(bash, make_tool(shout)))
+    log = EventLog()
+    session.chat("look", on_event=log)
+    found, missing, other = log.finished
+    assert (found.command, found.exit_code) == ("grep two notes.txt", 0)
+    assert (missing.command, missing.exit_code) == ("grep three notes.txt", 1)
+    assert (other.command, other.exit_code, other.ran) == (None, None, None)
+    # The model reads the text as before, a plain string.
+    assert found.result.content == "two\n[exit code 0]"
+    assert type(found.result.content) is str
+    assert found.ran is not None and found.ran.output == "two\n"
+
+
+def test_a_refused_command_finishes_without_a_command(work: Path) -> None:
+    bash = bash_tool(_shell(work, ExecutionMode.RESTRICTED, Approver(Answer.abort())))
+    session = scripted_session(call("bash", command="rm notes.txt"), "left it", tools=(bash,))
+    log = EventLog()
+    session.chat("clean up", on_event=log)
+    (refused,) = log.finished
+    assert refused.result.is_error
+    assert (refused.command, refused.exit_code) == (None, None)
+
+
+def shout(text: str) -> str:
+    """Say ``text`` louder.
+
+    Args:
+        text: what to say.
+    """
+    return text.upper()
 
 
 def test_every_command_that_ran_leaves_an_audit_line(work: Path) -> None:

@@ -371,6 +371,25 @@ def test_auto_runs_a_destructive_step_after_a_typed_yes_and_the_model_sees_it(
     assert [r["source"] for r in session_records("exec")] == ["auto", "auto"]
 
 
+def test_auto_gives_the_model_a_failed_step_with_its_own_exit_code(
+    conch: Conch, isolated_dirs: Path
+) -> None:
+    provider = capture(
+        isolated_dirs,
+        "shell-auto-exit",
+        step("bash", command="grep -c needle nowhere.txt"),
+        "There is no such file.",
+        "It failed.",
+    )
+    result = conch("shell", stdin=":auto count the needles\nhow did it go\n")
+    assert result.code == 0, result.err
+    asked = provider.sent[-1].messages[-3].content
+    assert "$ grep -c needle nowhere.txt\nexit code: 2\n" in asked
+    assert "No such file" in asked and "[exit code" not in asked
+    (record,) = session_records("exec")
+    assert (record["command"], record["exit_code"]) == ("grep -c needle nowhere.txt", 2)
+
+
 def test_auto_mode_turns_plain_language_into_goals_with_a_badge(
     conch: Conch, isolated_dirs: Path
 ) -> None:

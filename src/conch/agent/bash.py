@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conch.agent.modes import describe
+from conch.agent.results import CommandOutput
 from conch.errors import ConfirmationRequired, NoOneToAsk, PolicyRejection
 from conch.execute.audit import Refusal, audit_refusal
 from conch.execute.checked import Answer, Approve, Choice, run_checked
@@ -106,9 +107,10 @@ class Shell:
     # What the user allowed "always, for this session": (tool, pattern), in order.
     session_rules: list[tuple[str, str]] = field(default_factory=list)
 
-    def run(self, command: str) -> str:
-        """Check, maybe ask, run ``command``; its output for the model. Raises
-        CommandRefused when it did not run, and ValueError for an empty command."""
+    def run(self, command: str) -> CommandOutput:
+        """Check, maybe ask, run ``command``; its output for the model, holding the command
+        that ran and how it ended (``CommandOutput.ran``). Raises CommandRefused when it did
+        not run, and ValueError for an empty command."""
         key = _normal(command)
         if not key:
             raise ValueError("the command is empty")
@@ -163,7 +165,7 @@ class Shell:
         silent = _silent_script(ran.command, ran.result, written)
         contained = f"[{ran.note}]" if ran.note else ""
         parts = (result, contained, note, show_written(written), silent)
-        return "\n".join(p for p in parts if p)
+        return CommandOutput("\n".join(p for p in parts if p), ran)
 
     def permit(self, command: str, kind: Kind = Kind.DELETE, parts: tuple[str, ...] = ()) -> None:
         """Decide ``command`` as ``run`` would, without running it: the policy, then the one

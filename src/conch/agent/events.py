@@ -9,9 +9,13 @@ renders the same stream.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from conch.errors import ConchError
 from conch.messages import ProviderEvent, ToolCall, ToolResult, Usage
+
+if TYPE_CHECKING:
+    from conch.execute.run import Ran
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,13 +29,28 @@ class ToolStarted:
 @dataclass(frozen=True, slots=True)
 class ToolFinished:
     """``call`` ended with ``result`` (what the model reads). ``truncated``: the output was
-    longer than the cap and only part of its ``original_size`` characters was kept."""
+    longer than the cap and only part of its ``original_size`` characters was kept.
+
+    ``ran``: the command the tool ran (the ``bash`` tool), with its exit code and output;
+    None when the tool ran none (another tool, or a command that was refused or failed to
+    be checked). ``command`` and ``exit_code`` read it."""
 
     call: ToolCall
     result: ToolResult
     truncated: bool = False
     original_size: int = 0
     duration_s: float = 0.0
+    ran: Ran | None = None
+
+    @property
+    def command(self) -> str | None:
+        """The command that ran (after any edit or rewrite), or None when none ran."""
+        return None if self.ran is None else self.ran.command
+
+    @property
+    def exit_code(self) -> int | None:
+        """The exit code of the command that ran, or None when none ran."""
+        return None if self.ran is None else self.ran.exit_code
 
 
 @dataclass(frozen=True, slots=True)

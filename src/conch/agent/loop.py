@@ -44,7 +44,7 @@ from conch.agent.events import (
     TurnFinished,
 )
 from conch.agent.outputs import expected_outputs, missing_note, still_missing
-from conch.agent.results import DEFAULT_CAP, capped
+from conch.agent.results import DEFAULT_CAP, capped, ran_by
 from conch.agent.toolcalls import AnswerStream, parse_step, step_schema
 from conch.errors import EMPTY_REPLY, ModelOutputError
 from conch.messages import (
@@ -216,6 +216,7 @@ class Agent:
                         fitted.truncated,
                         fitted.original_size,
                         time.monotonic() - started,
+                        ran_by(result),
                     )
                     if not repeated:  # a repeat not run changes nothing: its result stands
                         unresolved.record(finished)

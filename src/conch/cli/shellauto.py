@@ -14,8 +14,6 @@ agent's answer become a turn of the conversation.
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,8 +34,6 @@ if TYPE_CHECKING:
 
 HALT_QUESTION = "Type yes to run it; anything else refuses it: "
 GOAL_PREFIX = "[auto] "
-# The last line of the bash tool's result.
-_EXIT_CODE = re.compile(r"\n?\[exit code (-?\d+)\]\s*$")
 
 
 class AutoAgent:
@@ -166,24 +162,18 @@ def halting_approver(parts: ShellParts, ask: Approve) -> Approve:
 
 
 def _record(parts: ShellParts, event: AgentEvent) -> None:
-    """A command the agent ran reaches the shell's context like a typed one."""
+    """A command the agent ran reaches the shell's context like a typed one: the command
+    that ran, its exit code and what it printed."""
     from conch.agent.events import ToolFinished
 
-    if not isinstance(event, ToolFinished) or event.call.name != "bash" or event.result.is_error:
+    if not isinstance(event, ToolFinished) or event.ran is None:
         return
-    try:
-        command = json.loads(event.call.arguments or "{}").get("command")
-    except (ValueError, AttributeError):
-        return
-    if not isinstance(command, str):
-        return
-    output, code = event.result.content, 0
-    ended = _EXIT_CODE.search(output)
-    if ended is not None:
-        output, code = output[: ended.start()], int(ended.group(1))
+    ran = event.ran
     if parts.settings.capture_output:
-        parts.context.record(command, code, output)
-    parts.save({"type": "exec", "command": command, "exit_code": code, "source": "auto"})
+        parts.context.record(ran.command, ran.exit_code, ran.output)
+    parts.save(
+        {"type": "exec", "command": ran.command, "exit_code": ran.exit_code, "source": "auto"}
+    )
 
 
 def _remember(parts: ShellParts, goal: str, reply: str, usage: Usage) -> None:
