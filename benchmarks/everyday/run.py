@@ -148,7 +148,9 @@ def run_case(case: Case, work: Path, env: dict[str, str]) -> dict[str, object]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="benchmarks/results/everyday-heldout")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N requests")
     args = parser.parse_args(argv)
+    cases = HELD_OUT[: args.limit]
     rows = []
     with tempfile.TemporaryDirectory(prefix="conch-everyday-") as temp:
         home = Path(temp) / "home"
@@ -160,11 +162,11 @@ def main(argv: list[str] | None = None) -> int:
             "XDG_STATE_HOME": str(home / ".local" / "state"),
         }
         env.setdefault("XDG_CACHE_HOME", str(Path.home() / ".cache"))  # the model, once
-        for i, case in enumerate(HELD_OUT):
+        for i, case in enumerate(cases):
             row = run_case(case, Path(temp) / f"case{i}", env)
             rows.append(row)
             mark = "pass" if row["passed"] else "FAIL"
-            print(f"[{i + 1}/{len(HELD_OUT)}] {mark} {row['request']} -> {row['command']}")
+            print(f"[{i + 1}/{len(cases)}] {mark} {row['request']} -> {row['command']}")
     passed = sum(bool(r["passed"]) for r in rows)
     seconds = sorted(float(str(r["seconds"])) for r in rows)
     median = seconds[len(seconds) // 2]

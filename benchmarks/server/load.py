@@ -229,7 +229,7 @@ def markdown(meta: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=50, help="scripted-phase clients")
     parser.add_argument("--embedded-clients", type=int, default=4)
@@ -238,7 +238,7 @@ def main() -> int:
     parser.add_argument("--phase-timeout", type=float, default=600.0)
     parser.add_argument("--skip-embedded", action="store_true")
     parser.add_argument("--out", type=Path, default=OUT)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if not 1 <= args.clients <= 200 or not 1 <= args.requests <= 20:
         parser.error("--clients must be 1..200 and --requests 1..20")
     stop_on_signals()

@@ -19,6 +19,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,28 +69,35 @@ def _quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=30)
-    parser.add_argument("--out", type=Path, default=None)
-    args = parser.parse_args()
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """One command's wall times, in milliseconds: medians and 90th percentiles over the rounds."""
+
+    command: str
+    approved_ms: float
+    contained_ms: float
+    approved_p90_ms: float
+    contained_p90_ms: float
+
+
+def measure(rounds: int) -> tuple[list[Timing], str]:
+    """Every command ``rounds`` times both ways; the timings and where bubblewrap came from."""
     sandbox = find_sandbox()
     if not sandbox.usable:
-        print(f"no sandbox here: {sandbox.error}", file=sys.stderr)
-        return 1
-    rows: list[tuple[str, float, float, float, float]] = []
+        raise SystemExit(f"no sandbox here: {sandbox.error}")
+    timings: list[Timing] = []
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
         (work / "notes.txt").write_text("milk\neggs\nmilk\nbread\n", encoding="utf-8")
         for command in COMMANDS:
             plain: list[float] = []
             boxed: list[float] = []
-            for _ in range(args.rounds):
+            for _ in range(rounds):
                 boxed.append(_once(command, work, True))
                 plain.append(_once(command, work, False))
                 (work / "made.txt").unlink(missing_ok=True)
-            rows.append(
-                (
+            timings.append(
+                Timing(
                     command,
                     statistics.median(plain) * 1000,
                     statistics.median(boxed) * 1000,
@@ -97,28 +105,48 @@ def main() -> int:
                     _quantile(boxed, 0.9) * 1000,
                 )
             )
-    added = [boxed - plain for _, plain, boxed, _, _ in rows]
+    return timings, str(sandbox.source)
+
+
+def added_ms(timings: list[Timing]) -> list[float]:
+    """What containment added to each command's median."""
+    return [t.contained_ms - t.approved_ms for t in timings]
+
+
+def markdown(timings: list[Timing], rounds: int, source: str, command: str) -> str:
+    added = added_ms(timings)
     lines = [
         "# Containment: the cost per command",
         "",
-        f"`python -m benchmarks.speed.containment --rounds {args.rounds}` on "
-        f"{platform.machine()}, {os.cpu_count()} CPUs, {sandbox.source} bubblewrap. Wall time "
-        "of `run_checked` (policy, plan, spawn, wait), output captured; medians and 90th "
-        "percentiles over the rounds, in milliseconds.",
+        f"`{command}` on {platform.machine()}, {os.cpu_count()} CPUs, {source} bubblewrap. Wall "
+        "time of `run_checked` (policy, plan, spawn, wait), output captured; medians and 90th "
+        f"percentiles over the {rounds} rounds, in milliseconds.",
         "",
         "| command | approved (no sandbox) | contained | p90 approved | p90 contained |",
         "|---|---:|---:|---:|---:|",
     ]
-    for command, plain_ms, boxed_ms, plain_90, boxed_90 in rows:
+    for t in timings:
+        shown = t.command.replace("|", chr(92) + "|")
         lines.append(
-            f"| `{command.replace('|', chr(92) + '|')}` | {plain_ms:.1f} | {boxed_ms:.1f} | {plain_90:.1f} | {boxed_90:.1f} |"
+            f"| `{shown}` | {t.approved_ms:.1f} | {t.contained_ms:.1f} "
+            f"| {t.approved_p90_ms:.1f} | {t.contained_p90_ms:.1f} |"
         )
     lines += [
         "",
         f"Containment adds {statistics.median(added):.1f} ms per command (median of the "
         f"commands' medians; from {min(added):.1f} to {max(added):.1f} ms).",
     ]
-    text = "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args(argv)
+    timings, source = measure(args.rounds)
+    command = f"python -m benchmarks.speed.containment --rounds {args.rounds}"
+    text = markdown(timings, args.rounds, source, command)
     print(text)
     if args.out is not None:
         args.out.write_text(text, encoding="utf-8")

@@ -89,7 +89,7 @@ def summary(values: list[float]) -> dict[str, float]:
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=50)
     parser.add_argument("--review", type=int, default=1, choices=(1, 2, 3))
@@ -110,7 +110,7 @@ def main() -> None:
     parser.add_argument(
         "--out", type=Path, default=ROOT / "benchmarks" / "results" / "speed-latency.json"
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     conch = shutil.which("conch") or str(Path(sys.executable).parent / "conch")
     tasks = subset_tasks(args.tasks)
     requests = [(t.index, t.nl) for t in tasks]

@@ -142,13 +142,13 @@ def stats(rows: list[dict[str, Any]]) -> dict[str, float]:
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument(
         "--out", type=Path, default=ROOT / "benchmarks" / "results" / "speed-overhead.json"
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     os.environ.pop("CONCH_DAEMON", None)
     requests = conch_requests()
     direct_rows = direct(requests, args.rounds)

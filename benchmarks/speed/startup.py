@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 PEERS_BIN = ROOT / "benchmarks" / ".work" / "peers-venv" / "bin"
@@ -91,25 +92,20 @@ def slowest_imports(conch_argv: list[str], top: int = 10) -> list[dict[str, obje
     return [{"module": m, "cumulative_us": c, "self_us": s} for c, s, m in rows[:top]]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=20)
-    parser.add_argument(
-        "--out", type=Path, default=ROOT / "benchmarks" / "results" / "speed-startup.json"
-    )
-    args = parser.parse_args()
+def run(runs: int) -> dict[str, Any]:
+    """Time every command ``runs`` times; the report (also what ``--out`` holds)."""
     commands, notes = cases()
-    results = measure(commands, args.runs)
+    results = measure(commands, runs)
     help_ms = results["conch --help"]["median_ms"]
     ratios = {
         f"conch --help / {name}": round(help_ms / results[name]["median_ms"], 3)
         for name in ("python3 -c pass", "sgpt --help", "llm --help")
         if name in results
     }
-    report = {
+    return {
         "benchmark": "startup",
-        "command": f"python benchmarks/speed/startup.py --runs {args.runs}",
-        "runs": args.runs,
+        "command": f"python benchmarks/speed/startup.py --runs {runs}",
+        "runs": runs,
         "python": platform.python_version(),
         "machine": f"{platform.machine()}, {platform.system()} {platform.release()}",
         "results": results,
@@ -117,6 +113,17 @@ def main() -> None:
         "slowest_imports_of_conch_help": slowest_imports(commands["conch --help"]),
         "notes": notes,
     }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / "benchmarks" / "results" / "speed-startup.json"
+    )
+    args = parser.parse_args(argv)
+    report = run(args.runs)
+    results, ratios = report["results"], report["ratios"]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     width = max(len(n) for n in results)
@@ -126,7 +133,7 @@ def main() -> None:
         )
     for name, ratio in ratios.items():
         print(f"{name}: {ratio}")
-    for note in notes:
+    for note in report["notes"]:
         print(note)
 
 
