@@ -19,10 +19,17 @@ from starlette.testclient import TestClient
 
 from conch.agent.builtin import ToolOptions
 from conch.errors import UsageError
-from conch.host.auth import RequireToken, check_access, is_loopback, new_token
+from conch.host.auth import (
+    RequireToken,
+    check_access,
+    is_loopback,
+    loopback_names,
+    new_token,
+    server_key,
+)
 from conch.providers.scripted import ScriptedProvider
 from conch.server.app import create_app
-from conch.server.config import ServerConfig, check_bind
+from conch.server.config import GIVE_KEY, ServerConfig
 from conch.server.models import ModelTable
 from conch.server.run import bound_port, serving
 
@@ -57,24 +64,54 @@ def test_only_loopback_addresses_count_as_loopback(host: str, loopback: bool) ->
 
 
 def test_a_server_needs_a_key_everywhere_and_only_loopback_may_go_without() -> None:
+    def check(host: str, key: str | None, no_auth: bool = False) -> None:
+        check_access(host, key, no_auth=no_auth, give=GIVE_KEY)
+
     with pytest.raises(UsageError, match=r"refusing to listen on 0\.0\.0\.0 without an API key"):
-        check_bind("0.0.0.0", None)
+        check("0.0.0.0", None)
     with pytest.raises(UsageError, match="the server has no API key"):
-        check_bind("127.0.0.1", None)
+        check("127.0.0.1", None)
     with pytest.raises(UsageError, match="the API key is empty"):
-        check_bind("127.0.0.1", "  ")
+        check("127.0.0.1", "  ")
     with pytest.raises(UsageError, match="--no-auth is only allowed on a loopback address"):
-        check_bind("0.0.0.0", None, no_auth=True)
+        check("0.0.0.0", None, no_auth=True)
     with pytest.raises(UsageError, match="drop one"):
-        check_bind("127.0.0.1", "s3cret-key", no_auth=True)
-    check_bind("0.0.0.0", "s3cret-key")
-    check_bind("127.0.0.1", "s3cret-key")
-    check_bind("::1", None, no_auth=True)
+        check("127.0.0.1", "s3cret-key", no_auth=True)
+    check("0.0.0.0", "s3cret-key")
+    check("127.0.0.1", "s3cret-key")
+    check("::1", None, no_auth=True)
 
 
 def test_the_rule_says_how_to_give_a_key() -> None:
     with pytest.raises(UsageError, match=r"give one with \$MY_KEY"):
         check_access("0.0.0.0", None, give="$MY_KEY")
+    with pytest.raises(UsageError, match="give one with --api-key or CONCH_SERVER_API_KEY"):
+        check_access("0.0.0.0", None, give=GIVE_KEY)
+
+
+def test_a_server_key_is_the_given_one_or_on_loopback_a_made_token() -> None:
+    assert server_key("0.0.0.0", "s3cret-key", no_auth=False, give="K") == ("s3cret-key", False)
+    assert server_key("::1", None, no_auth=True, give="K") == (None, False)
+    made = server_key("127.0.0.1", None, no_auth=False, give="K")
+    assert made.made and made.key and re.fullmatch(r"[A-Za-z0-9_-]{43,}", made.key)
+    with pytest.raises(UsageError, match=r"refusing to listen on 0\.0\.0\.0 without an API key"):
+        server_key("0.0.0.0", None, no_auth=False, give="K")
+    with pytest.raises(UsageError, match="the API key is empty; give a real one with K"):
+        server_key("127.0.0.1", "", no_auth=False, give="K")
+
+
+@pytest.mark.parametrize(
+    ("host", "names"),
+    [
+        ("127.0.0.1", ["127.0.0.1", "localhost", "[::1]"]),
+        ("::1", ["127.0.0.1", "localhost", "[::1]"]),
+        ("LocalHost", ["127.0.0.1", "localhost", "[::1]"]),
+        ("127.0.0.2", ["127.0.0.1", "localhost", "[::1]", "127.0.0.2"]),
+        ("0:0:0:0:0:0:0:1", ["127.0.0.1", "localhost", "[::1]", "[0:0:0:0:0:0:0:1]"]),
+    ],
+)
+def test_a_loopback_server_answers_to_this_machine_s_names(host: str, names: list[str]) -> None:
+    assert loopback_names(host) == names
 
 
 def test_a_made_token_is_long_url_safe_and_new_each_time() -> None:

@@ -28,19 +28,18 @@ NO_AUTH_WARNING = (
 
 def run_mcp(args: argparse.Namespace, env: Environment) -> int:
     """``conch mcp``: serve until the client goes (stdio) or Ctrl+C (HTTP)."""
-    from conch.host.auth import check_access, is_loopback, new_token
+    from conch.host.auth import server_key
 
     if not args.http and (args.host != "127.0.0.1" or args.port != 8765 or args.no_auth):
         raise UsageError("--host, --port and --no-auth are for --http; stdio needs none of them")
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port must be 0 to 65535, not {args.port}")
-    api_key = env.environ.get(args.api_key_env) or None if args.http else None
-    made = args.http and api_key is None and not args.no_auth and is_loopback(args.host)
-    if made:
-        api_key = new_token()
     give = f"${args.api_key_env}"
+    api_key: str | None = None
+    made = False
     if args.http:
-        check_access(args.host, api_key, no_auth=args.no_auth, give=give)
+        given = env.environ.get(args.api_key_env) or None
+        api_key, made = server_key(args.host, given, no_auth=args.no_auth, give=give)
     setup = setup_from(args, env, "restricted")
     loaded = _settings(args, env)
     say = _sayer(env, args.quiet)

@@ -3,7 +3,7 @@
 The server itself is ``conch.server``; this module turns the command line into its
 ``ServerConfig`` (the same tool and mode flags as ``conch run``, and the bind, the key and
 the time limit) and refuses, before anything loads, a bind the key rule does not allow
-(``conch.host.auth.check_access``). With no key given it makes a token, on loopback only,
+(``conch.host.auth.server_key``). With no key given it makes a token, on loopback only,
 and prints the URL to open with it, like Jupyter: the server never answers without one
 unless ``--no-auth`` says so (loopback only, with a warning).
 """
@@ -27,18 +27,15 @@ NO_AUTH_WARNING = (
 
 def run_serve(args: argparse.Namespace, env: Environment) -> int:
     """Serve until interrupted; exit 0 then, 2 for flags that do not fit."""
-    from conch.host.auth import is_loopback, new_token
-    from conch.server.config import API_KEY_ENV, Caps, ServerConfig, check_bind
+    from conch.host.auth import server_key
+    from conch.server.config import API_KEY_ENV, GIVE_KEY, Caps, ServerConfig
 
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port must be between 0 and 65535, not {args.port}")
     if not args.timeout > 0:
         raise UsageError(f"--timeout must be more than 0 seconds, not {args.timeout:g}")
-    key = args.api_key if args.api_key is not None else env.environ.get(API_KEY_ENV)
-    made = key is None and not args.no_auth and is_loopback(args.host)
-    if made:
-        key = new_token()
-    check_bind(args.host, key, args.no_auth)
+    given = args.api_key if args.api_key is not None else env.environ.get(API_KEY_ENV)
+    key, made = server_key(args.host, given, no_auth=args.no_auth, give=GIVE_KEY)
     setup = setup_from(args, env, "restricted")
 
     from conch.cli.loading import load_for

@@ -2,10 +2,11 @@
 token, even on loopback.
 
 Any program on this machine can connect to 127.0.0.1, and these servers drive an agent that
-runs commands: every request must carry a secret. ``new_token`` makes one when the user gave
-none (the front end prints it, in the URL to open); ``RequireToken`` is the ASGI middleware
-that checks it; ``check_access`` is the one rule for where a server may listen with which key,
-and ``is_loopback`` the one rule for what loopback is.
+runs commands: every request must carry a secret. ``server_key`` decides a server's key: the
+user's, or on loopback a fresh token (``new_token``; the front end prints it), checked by
+``check_access``, the one rule for where a server may listen with which key. ``RequireToken``
+is the ASGI middleware that checks every request; ``is_loopback`` is the one rule for what
+loopback is, and ``loopback_names`` the host names a request to a loopback server may give.
 
 Plain ASGI, no web framework: importing this module costs nothing.
 """
@@ -17,7 +18,7 @@ import ipaddress
 import json
 import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from conch.errors import UsageError
 
@@ -48,6 +49,36 @@ def is_loopback(host: str) -> bool:
 def new_token() -> str:
     """A fresh random token (32 bytes, URL-safe) for a server started without a key."""
     return secrets.token_urlsafe(32)
+
+
+def loopback_names(host: str) -> list[str]:
+    """The names a request to a server listening on loopback ``host`` may give in ``Host``
+    (an IPv6 address in brackets): this machine's, and ``host`` itself. A page elsewhere
+    cannot reach such a server by renaming itself (DNS rebinding)."""
+    names = ["127.0.0.1", "localhost", "[::1]"]
+    shown = (f"[{host.strip('[]')}]" if ":" in host else host).lower()
+    if shown not in names:
+        names.append(shown)
+    return names
+
+
+class ServerKey(NamedTuple):
+    """The key a server starts with (None: ``--no-auth``), and whether conch made it (then
+    the front end must print it: there is no other way to learn it)."""
+
+    key: str | None
+    made: bool
+
+
+def server_key(host: str, key: str | None, *, no_auth: bool, give: str) -> ServerKey:
+    """The key of a server on ``host``: ``key``, or with none (and no ``no_auth``) on
+    loopback a fresh token. UsageError (``check_access``) when the server may not start so;
+    ``give`` says how a user gives a key."""
+    made = key is None and not no_auth and is_loopback(host)
+    if made:
+        key = new_token()
+    check_access(host, key, no_auth=no_auth, give=give)
+    return ServerKey(key, made)
 
 
 def check_access(host: str, key: str | None, *, no_auth: bool = False, give: str) -> None:

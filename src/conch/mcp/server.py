@@ -36,7 +36,7 @@ from mcp_types import (
 )
 from mcp_types import Tool as McpTool
 
-from conch.host.auth import RequireToken, check_access, is_loopback
+from conch.host.auth import RequireToken, check_access, is_loopback, loopback_names
 from conch.messages import ToolCall
 from conch.tools import Tool, ToolRegistry
 from conch.version import __version__
@@ -137,15 +137,11 @@ def serve_http(
 
 
 def _security(host: str) -> TransportSecuritySettings:
-    """On loopback, requests must name this machine in ``Host`` and ``Origin`` (a page
-    elsewhere cannot reach the server by renaming itself: DNS rebinding); elsewhere the key
-    alone guards it."""
+    """On loopback, requests must name this machine in ``Host`` and ``Origin``; elsewhere the
+    key alone guards the server."""
     if not is_loopback(host):
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    names = ["127.0.0.1", "localhost", "[::1]"]
-    shown = f"[{host.strip('[]')}]" if ":" in host else host
-    if shown.lower() not in names:
-        names.append(shown.lower())
+    names = loopback_names(host)
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[f"{n}:*" for n in names],

@@ -36,10 +36,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from conch.errors import ConchError
-from conch.host.auth import RequireToken, is_loopback
+from conch.host.auth import RequireToken, check_access, is_loopback, loopback_names
 from conch.server.bridge import Bridge
 from conch.server.chunks import Reply
-from conch.server.config import ServerConfig, check_bind
+from conch.server.config import GIVE_KEY, ServerConfig
 from conch.server.models import ModelTable
 from conch.server.turn import Extra, Outcome, open_session
 from conch.server.wire import APIError, parse_request, too_large
@@ -62,7 +62,7 @@ def create_app(config: ServerConfig, models: ModelTable) -> Starlette:
     """The server's application for ``config``, answering with ``models`` (closed when the
     application shuts down). UsageError when ``config`` has no key and no ``no_auth``, or a
     bind that needs a key it lacks."""
-    check_bind(config.host, config.api_key, config.no_auth)
+    check_access(config.host, config.api_key, no_auth=config.no_auth, give=GIVE_KEY)
     state = _State(config, models, asyncio.Semaphore(config.caps.concurrent))
 
     @asynccontextmanager
@@ -107,10 +107,8 @@ def create_app(config: ServerConfig, models: ModelTable) -> Starlette:
     middleware = []
     if config.api_key:
         middleware.append(Middleware(RequireToken, token=config.api_key, public=_public))
-    if is_loopback(config.host):
-        # A page on another site cannot reach a loopback server by renaming itself
-        # (DNS rebinding): the Host header must name this machine.
-        hosts = ["127.0.0.1", "localhost", "[::1]", config.host.lower()]
+    if is_loopback(config.host):  # the Host header must name this machine
+        hosts = loopback_names(config.host)
         middleware.insert(0, Middleware(TrustedHostMiddleware, allowed_hosts=hosts))
     return Starlette(
         routes=routes,

@@ -2,8 +2,8 @@
 
 The rule that matters most: the server never answers without a key. ``conch serve`` makes a
 token when the user gave none, on loopback only: any other address needs a key the user chose
-(``check_bind``, the shared rule of ``conch.host.auth``), and ``no_auth`` (``--no-auth``) is
-allowed on loopback alone.
+(``conch.host.auth.check_access``, the rule ``conch mcp --http`` follows too), and ``no_auth``
+(``--no-auth``) is allowed on loopback alone. ``GIVE_KEY`` says how a user gives the key.
 """
 
 from __future__ import annotations
@@ -11,17 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from conch.agent.builtin import ToolOptions
-from conch.host.auth import check_access
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 API_KEY_ENV = "CONCH_SERVER_API_KEY"
-
-
-def check_bind(host: str, api_key: str | None, no_auth: bool = False) -> None:
-    """UsageError unless a server on ``host`` may start with ``api_key`` (or, with
-    ``no_auth``, with none: loopback only)."""
-    check_access(host, api_key, no_auth=no_auth, give=f"--api-key or {API_KEY_ENV}")
+GIVE_KEY = f"--api-key or {API_KEY_ENV}"
 
 
 @dataclass(frozen=True, slots=True)
