@@ -76,7 +76,7 @@ ROWS = (
         "policy",
         "benchmarks.measured.policy",
         "the safety policy against attacks by class and everyday commands (nothing runs)",
-        "about 1 min",
+        "about 10 s",
         "policy",
         "policy-corpus",
     ),

@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     options += ["--tasks", args.tasks] if args.tasks else []
     options += ["--limit", str(args.limit)] if args.limit is not None else []
     options += ["--fresh"] if args.fresh else []
-    with publish.defaults():
+    with publish.defaults(), publish.runner_argv(options):
         harness.main(options)  # serves the packaged model itself, one request at a time
     run.stamp()
     return run.finish(headline(publish.read_json(run.json_path)["meta"], asked))

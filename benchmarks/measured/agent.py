@@ -63,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     options += ["--limit", str(args.limit)] if args.limit is not None else []
     options += ["--fresh"] if args.fresh else []
     with publish.defaults(), serve(publish.WORK / "engine-server.log", n_ctx=8192) as (url, _):
-        harness.main(["--server", url, *options])
+        options = ["--server", url, *options]
+        with publish.runner_argv(options):
+            harness.main(options)
     run.stamp()
     return run.finish(headline(publish.read_json(run.json_path)["meta"]))

@@ -49,13 +49,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--rounds", type=int, default=ROUNDS, help="answers per request (default %(default)s)"
     )
+    parser.add_argument("--limit", type=int, default=None, help="only the first N requests")
     args = parser.parse_args(argv)
-    run = publish.begin(NAME, argv, args.out, partial=args.rounds < ROUNDS)
+    partial = args.rounds < ROUNDS or args.limit is not None
+    run = publish.begin(NAME, argv, args.out, partial)
     work = publish.WORK / NAME
     work.mkdir(parents=True, exist_ok=True)
     raw = work / "overhead.json"
     with publish.defaults():
-        overhead.main(["--rounds", str(args.rounds), "--out", str(raw)])
+        limit = ["--limit", str(args.limit)] if args.limit is not None else []
+        overhead.main(["--rounds", str(args.rounds), "--out", str(raw), *limit])
     report = publish.read_json(raw)
     run.write(markdown(report), report)
     return run.finish(headline(report))

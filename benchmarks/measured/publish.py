@@ -181,5 +181,17 @@ def defaults() -> Iterator[Path]:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def runner_argv(argv: list[str]) -> Iterator[None]:
+    """``sys.argv`` as if the runner called in the block had been started with ``argv``: the
+    runners record their command line from it in their own report."""
+    saved = sys.argv
+    sys.argv = [saved[0], *argv]
+    try:
+        yield
+    finally:
+        sys.argv = saved
+
+
 def read_json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))

@@ -37,8 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     run = publish.begin(NAME, argv, args.out, partial)
     options = ["--clients", str(args.clients), "--embedded-clients", str(args.embedded_clients)]
     options += ["--skip-embedded"] if args.skip_embedded else []
-    with publish.defaults():
-        code = load.main([*options, "--out", str(run.stem)])
+    options += ["--out", str(run.stem)]
+    with publish.defaults(), publish.runner_argv(options):
+        code = load.main(options)
     run.stamp()
     run.finish(headline(publish.read_json(run.json_path)["rows"]))
     return code

@@ -78,7 +78,12 @@ def headline(found: dict[str, Any]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = publish.parser(NAME, __doc__)
-    parser.add_argument("--limit", type=int, default=None, help="only the first N of the tasks")
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help="only the first N tasks (and N requests for the command line)",
+    )
     parser.add_argument(
         "--rounds", type=int, default=ROUNDS, help="command-line rounds (default %(default)s)"
     )
@@ -92,10 +97,12 @@ def main(argv: list[str] | None = None) -> int:
     with publish.defaults() as defaults:
         subset = ",".join(map(str, tasks))
         harness = ["--tools", "conch-safe", "--tasks", subset, "--fresh", "--no-judge"]
-        accuracy.main([*harness, "--out", str(pipeline_stem)])
-        cli_overhead.main(
-            ["--rounds", str(args.rounds), "--config", str(defaults), "--out", str(overhead_path)]
-        )
+        harness += ["--out", str(pipeline_stem)]
+        with publish.runner_argv(harness):
+            accuracy.main(harness)
+        limit = ["--limit", str(args.limit)] if args.limit is not None else []
+        cli = ["--rounds", str(args.rounds), "--config", str(defaults), *limit]
+        cli_overhead.main([*cli, "--out", str(overhead_path)])
     pipeline = publish.read_json(pipeline_stem.with_name(pipeline_stem.name + ".json"))
     found = summary(pipeline, publish.read_json(overhead_path))
     sources = ["the accuracy harness's conch-safe on the subset", "cli_overhead.py"]

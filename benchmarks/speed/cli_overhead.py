@@ -58,20 +58,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--config", type=Path, help="a conch config file (default: yours)")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--limit", type=int, default=None, help="only the first N requests")
     args = parser.parse_args(argv)
+    requests = REQUESTS[: args.limit]
     if args.config is not None:
         os.environ["CONCH_CONFIG"] = str(args.config.resolve())
     subprocess.run([conch_binary(), "daemon", "start"], check=True, capture_output=True)
-    rows: dict[str, dict[str, list[float]]] = {r: {"cli": [], "pipeline": []} for r in REQUESTS}
-    commands: dict[str, set[str]] = {r: set() for r in REQUESTS}
+    rows: dict[str, dict[str, list[float]]] = {r: {"cli": [], "pipeline": []} for r in requests}
+    commands: dict[str, set[str]] = {r: set() for r in requests}
     with tempfile.TemporaryDirectory(prefix="conch-cli-overhead-") as tmp:
         work = Path(tmp)
         (work / "notes.txt").write_text("first\nsecond\nthird\n", encoding="utf-8")
         (work / "data.csv").write_text("a,b\n1,2\n", encoding="utf-8")
-        for request in REQUESTS:  # one warm-up each: the prompt cache holds the same prefix
+        for request in requests:  # one warm-up each: the prompt cache holds the same prefix
             cli_seconds(request, work)
         for round_ in range(args.rounds):
-            for request in REQUESTS:
+            for request in requests:
                 seconds, printed = cli_seconds(request, work)
                 rows[request]["cli"].append(seconds)
                 commands[request].add(printed)

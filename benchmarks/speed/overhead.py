@@ -37,7 +37,7 @@ REQUESTS = [
 ]
 
 
-def conch_requests() -> list[tuple[list[Any], Any]]:
+def conch_requests(limit: int | None = None) -> list[tuple[list[Any], Any]]:
     """(messages, options) exactly as conch's one-shot path builds them."""
     from conch.command.generate import select_examples
     from conch.command.request import RequestContext, build_messages
@@ -54,7 +54,7 @@ def conch_requests() -> list[tuple[list[Any], Any]]:
         temperature=0.0, max_tokens=256, stop=("\n\n",), grammar=ONE_LINE_GRAMMAR
     )
     built = []
-    for request in REQUESTS:
+    for request in REQUESTS[:limit]:
         examples = select_examples(prompt, request, settings.generation.few_shot)
         built.append(
             (build_messages(prompt, described, RequestContext(request=request), examples), options)
@@ -145,12 +145,13 @@ def stats(rows: list[dict[str, Any]]) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--limit", type=int, default=None, help="only the first N requests")
     parser.add_argument(
         "--out", type=Path, default=ROOT / "benchmarks" / "results" / "speed-overhead.json"
     )
     args = parser.parse_args(argv)
     os.environ.pop("CONCH_DAEMON", None)
-    requests = conch_requests()
+    requests = conch_requests(args.limit)
     direct_rows = direct(requests, args.rounds)
     conch_rows, service = through_conch(requests, args.rounds)
     d, c = stats(direct_rows), stats(conch_rows)
