@@ -10,15 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from conch.cli.agentargs import (
-    build_auth_parser,
-    build_chat_parser,
-    build_mcp_parser,
-    build_run_parser,
-    build_shell_parser,
-)
+from conch.cli.authcmd import build_auth_parser
+from conch.cli.chat import build_chat_parser
+from conch.cli.daemoncmd import build_daemon_parser
 from conch.cli.help import TOPICS, render_help
-from conch.cli.main import build_check_parser, build_daemon_parser, build_parser
+from conch.cli.main import build_check_parser, build_parser
+from conch.cli.mcpcmd import build_mcp_parser
+from conch.cli.runcmd import build_run_parser
+from conch.cli.shellrepl import build_shell_parser
 
 
 def _flags(parser: argparse.ArgumentParser) -> list[str]:

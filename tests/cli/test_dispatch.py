@@ -148,7 +148,7 @@ def test_options_are_accepted_anywhere_among_the_words(
 
 
 def test_after_dashes_every_word_is_a_word_however_it_looks() -> None:
-    from conch.cli.agentargs import parse_anywhere
+    from conch.cli.parsing import parse_anywhere
 
     parsed = parse_anywhere(build_parser(), ["-p", "--peek", "a.json", "--", "-y", "-p", "--", "x"])
     assert parsed.words == ["-y", "-p", "--", "x"]

@@ -18,8 +18,8 @@ import pytest
 from serverutil import SERVE_REPLY, serve_process
 
 from cliutil import CliResult
-from conch.cli.agentargs import build_serve_parser
 from conch.cli.help import render_help
+from conch.cli.servecmd import build_serve_parser
 
 Conch = Callable[..., CliResult]
 

@@ -13,13 +13,31 @@ import sys
 from typing import TYPE_CHECKING
 
 from conch.cli.environment import Environment
+from conch.cli.parsing import USAGES, Parser
 from conch.cli.status import ExitStatus
 from conch.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
     from conch.config.settings import AISettings, Settings
 
+ACTIONS = ("set", "show", "remove")
 _KEYLESS = ("local", "scripted")
+
+
+def build_auth_parser() -> argparse.ArgumentParser:
+    """The parser of ``conch auth``."""
+    p = Parser(
+        prog="conch auth",
+        usage=USAGES["auth"],
+        description="Keep a provider's API key in the system keyring, show where it comes "
+        "from, or remove it.",
+    )
+    p.add_argument("action", choices=ACTIONS, help="what to do with the key")
+    p.add_argument(
+        "provider", metavar="PROVIDER", help="openai, azure, or a name in the models section"
+    )
+    p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
+    return p
 
 
 def run_auth(args: argparse.Namespace, env: Environment) -> int:

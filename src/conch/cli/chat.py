@@ -19,6 +19,7 @@ from conch.cli.agentlog import TurnLog
 from conch.cli.agentsetup import AgentSetup, Refusals, model_name, open_session, setup_from
 from conch.cli.agentview import TurnView, tools_table
 from conch.cli.environment import Environment
+from conch.cli.parsing import CHAT_ITERATIONS, USAGES, Parser, add_agent_flags
 from conch.cli.repl import Interrupts, make_reader
 from conch.cli.status import ExitStatus
 from conch.errors import ConchError, UsageError
@@ -40,6 +41,36 @@ KEYS = (
     "Enter sends; Alt+Enter or a line ending in \\ starts a new line; Ctrl+R searches "
     "earlier inputs. Ctrl+C stops a reply, clears the line, and three in a row leave."
 )
+
+
+def build_chat_parser() -> argparse.ArgumentParser:
+    """The parser of ``conch chat``."""
+    p = Parser(
+        prog="conch chat",
+        usage=USAGES["chat"],
+        description="Chat with the agent and its tools: a streaming REPL, or one prompt with -p.",
+        epilog="`conch help chat` has the REPL's commands and keys.",
+    )
+    p.add_argument("words", nargs="*", help=argparse.SUPPRESS)
+    p.add_argument(
+        "-p", "--prompt", metavar="PROMPT", help="send one prompt, print the reply, exit"
+    )
+    p.add_argument(
+        "--continue",
+        dest="resume",
+        action="store_true",
+        help="resume the last chat held in the sandbox directory",
+    )
+    p.add_argument(
+        "--no-local-session",
+        action="store_true",
+        help="do not save this chat (--continue can still read the saved one)",
+    )
+    p.add_argument(
+        "--show-system-prompt", action="store_true", help="print the system prompt and exit"
+    )
+    add_agent_flags(p, CHAT_ITERATIONS)
+    return p
 
 
 def run_chat(args: argparse.Namespace, env: Environment) -> int:

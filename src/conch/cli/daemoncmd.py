@@ -12,12 +12,24 @@ from typing import TYPE_CHECKING, Any
 
 from conch.cli import ui
 from conch.cli.environment import Environment
+from conch.cli.parsing import USAGES, Parser
 from conch.cli.status import ExitStatus
 
 if TYPE_CHECKING:
     from conch.config.paths import Paths
     from conch.config.settings import Settings
     from conch.daemon.location import Location
+
+ACTIONS = ("start", "status", "stop")
+
+
+def build_daemon_parser() -> argparse.ArgumentParser:
+    """The parser of ``conch daemon``."""
+    p = Parser(prog="conch daemon", usage=USAGES["daemon"])
+    p.add_argument("action", choices=ACTIONS, help="what to do with the model service")
+    p.add_argument("--json", action="store_true", help="print the service's status as JSON")
+    p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
+    return p
 
 
 def run_daemon(args: argparse.Namespace, env: Environment) -> int:

@@ -9,29 +9,23 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from conch.cli.environment import Environment
+from conch.cli.parsing import USAGES, Parser
 from conch.cli.status import ExitStatus
-from conch.errors import UsageError
 
 if TYPE_CHECKING:
     from conch.diagnose.report import Report
 
-USAGE = "conch doctor [--json]"
 _LABELS = {"ok": "ok", "fail": "FAIL", "warn": "warn"}
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message}; see `conch --help`")
 
 
 def build_doctor_parser() -> argparse.ArgumentParser:
     """The parser of ``conch doctor``."""
-    p = _Parser(
+    p = Parser(
         prog="conch doctor",
-        usage=USAGE,
+        usage=USAGES["doctor"],
         description="Check what conch needs here: engine, model file, model service, sandbox, "
         "config files, keyring, provider. Exit 1 when something the settings need is broken.",
     )

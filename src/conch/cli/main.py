@@ -5,32 +5,19 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from typing import NoReturn
 
-from conch.cli.agentargs import (
-    AUTH_USAGE,
-    CHAT_USAGE,
-    MCP_USAGE,
-    RUN_USAGE,
-    SERVE_USAGE,
-    SHELL_USAGE,
-    add_daemon_flag,
-    add_model_flags,
-    parse_anywhere,
-)
 from conch.cli.environment import Environment
+from conch.cli.parsing import USAGES, Parser, add_daemon_flag, add_model_flags, parse_anywhere
 from conch.cli.status import ExitStatus, status_for
 from conch.errors import ConchError, UsageError
 from conch.version import __version__
-
-DAEMON_ACTIONS = ("start", "status", "stop")
 
 Handler = Callable[[list[str], Environment], int]
 
 
 class Command:
-    """A subcommand: the word that selects it, its usage line, a one-line summary, and the
-    handler that runs it with the words after it.
+    """A subcommand: the word that selects it, its usage line (``conch.cli.parsing.USAGES``),
+    a one-line summary, and the handler that runs it with the words after it.
 
     A plain class rather than a dataclass: ``dataclasses`` would be most of the import time
     of ``conch --help``.
@@ -38,8 +25,8 @@ class Command:
 
     __slots__ = ("name", "run", "summary", "usage")
 
-    def __init__(self, name: str, usage: str, summary: str, run: Handler) -> None:
-        self.name, self.usage, self.summary, self.run = name, usage, summary, run
+    def __init__(self, name: str, summary: str, run: Handler) -> None:
+        self.name, self.usage, self.summary, self.run = name, USAGES[name], summary, run
 
 
 def _check(rest: list[str], env: Environment) -> int:
@@ -60,16 +47,14 @@ def _parse(parser: argparse.ArgumentParser, word: str, rest: list[str]) -> argpa
         return parse_anywhere(parser, rest)
     except UsageError as exc:
         raise UsageError(
-            f"{str(exc).removesuffix('; see `conch --help`')}; "
-            f"to ask for a command, write: {_as_request([word, *rest])}"
+            f"{exc}; to ask for a command, write: {_as_request([word, *rest])}"
         ) from None
 
 
 def _daemon(rest: list[str], env: Environment) -> int:
-    parsed = _parse(build_daemon_parser(), "daemon", rest)
-    from conch.cli.daemoncmd import run_daemon
+    from conch.cli.daemoncmd import build_daemon_parser, run_daemon
 
-    return run_daemon(parsed, env)
+    return run_daemon(_parse(build_daemon_parser(), "daemon", rest), env)
 
 
 def _doctor(rest: list[str], env: Environment) -> int:
@@ -78,12 +63,12 @@ def _doctor(rest: list[str], env: Environment) -> int:
     return run_doctor(_parse(build_doctor_parser(), "doctor", rest), env)
 
 
-def _wordless(name: str, rest: list[str], instead: str) -> argparse.Namespace:
+def _wordless(
+    name: str, parser: argparse.ArgumentParser, rest: list[str], instead: str
+) -> argparse.Namespace:
     """The flags of ``conch NAME``, a subcommand that takes no words (``instead`` says where
     they go); words after it are a usage error that shows how to ask for a command."""
-    from conch.cli import agentargs
-
-    parsed = _parse(getattr(agentargs, f"build_{name}_parser")(), name, rest)
+    parsed = _parse(parser, name, rest)
     if parsed.words:
         raise UsageError(
             f"`conch {name}` takes no words ({instead}); to ask for a command, "
@@ -94,14 +79,13 @@ def _wordless(name: str, rest: list[str], instead: str) -> argparse.Namespace:
 
 
 def _chat(rest: list[str], env: Environment) -> int:
-    parsed = _wordless("chat", rest, "send one prompt with -p")
-    from conch.cli.chat import run_chat
+    from conch.cli.chat import build_chat_parser, run_chat
 
-    return run_chat(parsed, env)
+    return run_chat(_wordless("chat", build_chat_parser(), rest, "send one prompt with -p"), env)
 
 
 def _run(rest: list[str], env: Environment) -> int:
-    from conch.cli.agentargs import build_run_parser
+    from conch.cli.runcmd import build_run_parser, run_task
 
     parsed = _parse(build_run_parser(), "run", rest)
     if len(parsed.instruction) > 1:
@@ -109,40 +93,33 @@ def _run(rest: list[str], env: Environment) -> int:
             f'`conch run` takes one instruction in quotes: conch run "{" ".join(parsed.instruction)}"'
             f"; to ask for a command, write: {_as_request(['run', *rest])}"
         )
-    from conch.cli.runcmd import run_task
-
     parsed.argv = ["run", *rest]
     return run_task(parsed, env)
 
 
 def _shell(rest: list[str], env: Environment) -> int:
-    parsed = _wordless("shell", rest, "type them at its prompt")
-    from conch.cli.shellrepl import run_shell
+    from conch.cli.shellrepl import build_shell_parser, run_shell
 
-    return run_shell(parsed, env)
+    return run_shell(_wordless("shell", build_shell_parser(), rest, "type them at its prompt"), env)
 
 
 def _serve(rest: list[str], env: Environment) -> int:
-    parsed = _wordless("serve", rest, "clients send their requests over HTTP")
-    from conch.cli.servecmd import run_serve
+    from conch.cli.servecmd import build_serve_parser, run_serve
 
-    return run_serve(parsed, env)
+    instead = "clients send their requests over HTTP"
+    return run_serve(_wordless("serve", build_serve_parser(), rest, instead), env)
 
 
 def _mcp(rest: list[str], env: Environment) -> int:
-    parsed = _wordless("mcp", rest, "MCP clients send the requests")
-    from conch.cli.mcpcmd import run_mcp
+    from conch.cli.mcpcmd import build_mcp_parser, run_mcp
 
-    return run_mcp(parsed, env)
+    return run_mcp(_wordless("mcp", build_mcp_parser(), rest, "MCP clients send the requests"), env)
 
 
 def _auth(rest: list[str], env: Environment) -> int:
-    from conch.cli.agentargs import build_auth_parser
+    from conch.cli.authcmd import build_auth_parser, run_auth
 
-    parsed = _parse(build_auth_parser(), "auth", rest)
-    from conch.cli.authcmd import run_auth
-
-    return run_auth(parsed, env)
+    return run_auth(_parse(build_auth_parser(), "auth", rest), env)
 
 
 def _help(rest: list[str], env: Environment) -> int:
@@ -162,56 +139,16 @@ def _help(rest: list[str], env: Environment) -> int:
 COMMANDS = {
     c.name: c
     for c in (
-        Command(
-            "check",
-            "conch check [--unsafe] [--json] [--tools LIST] [--mode MODE] -- COMMAND",
-            "judge a command with the safety policy; run nothing",
-            _check,
-        ),
-        Command(
-            "daemon",
-            "conch daemon start|status|stop [--json]",
-            "start, inspect or stop the warm model service",
-            _daemon,
-        ),
-        Command("doctor", "conch doctor [--json]", "what works here, what is missing", _doctor),
-        Command("help", "conch help [TOPIC]", "the manual; `conch help topics` lists it", _help),
-        Command(
-            "chat",
-            CHAT_USAGE,
-            "chat with the agent and its tools",
-            _chat,
-        ),
-        Command(
-            "shell",
-            SHELL_USAGE,
-            "a shell where plain language goes to the model",
-            _shell,
-        ),
-        Command(
-            "run",
-            RUN_USAGE,
-            "let the agent work through a task or a plan file",
-            _run,
-        ),
-        Command(
-            "serve",
-            SERVE_USAGE,
-            "an OpenAI-compatible HTTP API and a web chat page",
-            _serve,
-        ),
-        Command(
-            "mcp",
-            MCP_USAGE,
-            "serve conch's tools to MCP clients (stdio or HTTP)",
-            _mcp,
-        ),
-        Command(
-            "auth",
-            AUTH_USAGE,
-            "keep a provider's API key in the system keyring",
-            _auth,
-        ),
+        Command("check", "judge a command with the safety policy; run nothing", _check),
+        Command("daemon", "start, inspect or stop the warm model service", _daemon),
+        Command("doctor", "what works here, what is missing", _doctor),
+        Command("help", "the manual; `conch help topics` lists it", _help),
+        Command("chat", "chat with the agent and its tools", _chat),
+        Command("shell", "a shell where plain language goes to the model", _shell),
+        Command("run", "let the agent work through a task or a plan file", _run),
+        Command("serve", "an OpenAI-compatible HTTP API and a web chat page", _serve),
+        Command("mcp", "serve conch's tools to MCP clients (stdio or HTTP)", _mcp),
+        Command("auth", "keep a provider's API key in the system keyring", _auth),
     )
 }
 # Words kept for subcommands still to come.
@@ -242,16 +179,9 @@ EPILOG = "\n".join(
 )
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse whose usage errors become one-line ``UsageError``s instead of exiting."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message}; see `conch --help`")
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The one-shot parser (also used by the test that every flag is documented)."""
-    p = _Parser(
+    p = Parser(
         prog="conch",
         usage=USAGE,
         description=DESCRIPTION,
@@ -333,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def build_check_parser() -> argparse.ArgumentParser:
     """The parser of ``conch check``."""
-    p = _Parser(prog="conch check", usage=COMMANDS["check"].usage)
+    p = Parser(prog="conch check", usage=USAGES["check"])
     p.add_argument("command", nargs="*", metavar="COMMAND")
     p.add_argument(
         "--unsafe", action="store_true", help="allow what needs a shell (forces confirmation)"
@@ -351,15 +281,6 @@ def build_check_parser() -> argparse.ArgumentParser:
         default="restricted-autonomous",
         help="execution mode the verdict is for",
     )
-    p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
-    return p
-
-
-def build_daemon_parser() -> argparse.ArgumentParser:
-    """The parser of ``conch daemon``."""
-    p = _Parser(prog="conch daemon", usage=COMMANDS["daemon"].usage)
-    p.add_argument("action", choices=DAEMON_ACTIONS, help="what to do with the model service")
-    p.add_argument("--json", action="store_true", help="print the service's status as JSON")
     p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
     return p
 

@@ -14,16 +14,56 @@ from typing import TYPE_CHECKING
 
 from conch.cli.agentsetup import flag_tools, setup_from
 from conch.cli.environment import Environment
+from conch.cli.parsing import USAGES, Parser, add_agent_flags
 from conch.cli.status import ExitStatus
 from conch.errors import UsageError
 
 if TYPE_CHECKING:
     from conch.config.settings import LoadedSettings
 
+KEY_ENV = "CONCH_MCP_API_KEY"
 NO_AUTH_WARNING = (
     "warning: --no-auth: any program or user on this machine can call these tools, "
     "commands included"
 )
+
+
+def build_mcp_parser() -> argparse.ArgumentParser:
+    """The parser of ``conch mcp``."""
+    p = Parser(
+        prog="conch mcp",
+        usage=USAGES["mcp"],
+        description="Serve conch's tools to MCP clients: over stdio (the default), or over "
+        "streamable HTTP at /mcp with --http. Every command goes through the safety policy "
+        "in the execution mode below; nothing is ever asked, what needs a yes is refused.",
+        epilog="`conch help mcp` has the tools, the modes, HTTP keys and MCP client config.",
+    )
+    p.add_argument("words", nargs="*", help=argparse.SUPPRESS)
+    http = p.add_argument_group("transport")
+    http.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
+    http.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="with --http: the address to listen on "
+        f"(default: 127.0.0.1; any other needs a key in ${KEY_ENV})",
+    )
+    http.add_argument(
+        "--port", type=int, default=8765, help="with --http: the port (default: 8765; 0: any)"
+    )
+    http.add_argument(
+        "--api-key-env",
+        default=KEY_ENV,
+        metavar="VAR",
+        help="with --http: the variable holding the key clients must send "
+        f"(default: {KEY_ENV}; unset: a fresh token, printed)",
+    )
+    http.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="with --http: no key at all; any local program may call the tools (loopback only)",
+    )
+    add_agent_flags(p, 0)
+    return p
 
 
 def run_mcp(args: argparse.Namespace, env: Environment) -> int:

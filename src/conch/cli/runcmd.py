@@ -19,6 +19,7 @@ from conch.cli.agentview import (
     checklist_summary,
 )
 from conch.cli.environment import Environment
+from conch.cli.parsing import USAGES, Parser, add_agent_flags
 from conch.cli.status import ExitStatus
 from conch.errors import InputError, UsageError
 
@@ -26,11 +27,27 @@ if TYPE_CHECKING:
     from conch.agent.session import Session
     from conch.tools.plan import PlanItem, PlanState
 
+# Model replies one task may take: a task takes more steps than a chat turn.
+RUN_ITERATIONS = 20
 _WHY = {
     "policy": "the safety policy refused it",
     "declined": "you said no",
     "unasked": "it needed a yes and there was no terminal to ask on",
 }
+
+
+def build_run_parser() -> argparse.ArgumentParser:
+    """The parser of ``conch run``."""
+    p = Parser(
+        prog="conch run",
+        usage=USAGES["run"],
+        description="Let the agent work through a task: progress on stderr, the answer on stdout.",
+        epilog="`conch help run` has plan files and exit codes.",
+    )
+    p.add_argument("instruction", nargs="*", metavar="INSTRUCTION", help="the task, in quotes")
+    p.add_argument("--plan", metavar="FILE", help="a task file: YAML, JSON or Markdown")
+    add_agent_flags(p, RUN_ITERATIONS)
+    return p
 
 
 def run_task(args: argparse.Namespace, env: Environment) -> int:

@@ -16,6 +16,7 @@ import contextlib
 from conch.cli import ui
 from conch.cli.agentsetup import flag_tools, model_name, setup_from
 from conch.cli.environment import Environment
+from conch.cli.parsing import CHAT_ITERATIONS, USAGES, Parser, add_agent_flags
 from conch.cli.status import ExitStatus
 from conch.errors import UsageError
 
@@ -23,6 +24,44 @@ NO_AUTH_WARNING = (
     "conch serve: warning: --no-auth: any program or user on this machine can use this server "
     "and the tools it offers"
 )
+
+
+def build_serve_parser() -> argparse.ArgumentParser:
+    """The parser of ``conch serve``."""
+    p = Parser(
+        prog="conch serve",
+        usage=USAGES["serve"],
+        description="Serve the agent over an OpenAI-compatible HTTP API "
+        "(/v1/chat/completions) with a web chat page at /.",
+        epilog="`conch help serve` has the API, the extra stream events, keys and limits.",
+    )
+    p.add_argument("words", nargs="*", help=argparse.SUPPRESS)
+    server = p.add_argument_group("server")
+    server.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"
+    )
+    server.add_argument("--port", type=int, default=8080, help="port to listen on (default: 8080)")
+    server.add_argument(
+        "--api-key",
+        metavar="KEY",
+        help="the key clients must send as Authorization: Bearer KEY (default: "
+        "$CONCH_SERVER_API_KEY; none: a fresh token, printed in the URL to open); "
+        "needed on any address but loopback",
+    )
+    server.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="no key at all: any local program may use the server (loopback only)",
+    )
+    server.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="longest a request may take (default: 600)",
+    )
+    add_agent_flags(p, CHAT_ITERATIONS)
+    return p
 
 
 def run_serve(args: argparse.Namespace, env: Environment) -> int:

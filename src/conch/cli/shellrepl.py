@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from conch.cli.environment import Environment
+from conch.cli.parsing import USAGES, Parser, add_daemon_flag
 from conch.cli.shellinput import Line, make_line_reader
 from conch.cli.shellmeta import run_meta
 from conch.cli.shellparts import ShellParts
@@ -29,6 +30,43 @@ if TYPE_CHECKING:
     from conch.config.settings import Settings
 
 HISTORY_FILE = "shell_history"
+# Model replies one goal of the autonomous mode (``:auto``) may take.
+SHELL_STEPS = 20
+
+
+def build_shell_parser() -> argparse.ArgumentParser:
+    """The parser of ``conch shell``."""
+    p = Parser(
+        prog="conch shell",
+        usage=USAGES["shell"],
+        description="A shell where your commands run as usual and plain language goes to "
+        "the model, which sees what just happened.",
+        epilog="`conch help shell` has the routing rules, the meta commands and the keys.",
+    )
+    p.add_argument("words", nargs="*", help=argparse.SUPPRESS)
+    p.add_argument(
+        "--continue",
+        dest="resume",
+        action="store_true",
+        help="take up the last shell session again",
+    )
+    p.add_argument(
+        "--max-steps",
+        type=int,
+        default=SHELL_STEPS,
+        metavar="N",
+        help=f"model replies one :auto goal may take (default: {SHELL_STEPS})",
+    )
+    model = p.add_argument_group("model")
+    model.add_argument("--provider", metavar="NAME", help="override ai.provider")
+    model.add_argument(
+        "--model",
+        metavar="NAME",
+        help="a model of the models: section (with none configured: override ai.model)",
+    )
+    add_daemon_flag(model)
+    p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
+    return p
 
 
 def run_shell(args: argparse.Namespace, env: Environment) -> int:
