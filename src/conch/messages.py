@@ -51,13 +51,25 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """What a tool function may return instead of text: the ``text`` the model reads and the
+    ``detail`` that produced it (``ToolResult.detail``)."""
+
+    text: str
+    detail: object = None
+
+
+@dataclass(frozen=True, slots=True)
 class ToolResult:
-    """What running one tool call gave back, for the model to read (errors included)."""
+    """What running one tool call gave back, for the model to read (errors included), and
+    ``detail``: what produced it, for front ends (the command a ``bash`` call ran, with its
+    exit code), never shown to the model."""
 
     call_id: str
     name: str
     content: str
     is_error: bool = False
+    detail: object = None
 
     def to_message(self) -> Message:
         """The ``tool`` message that answers the call."""

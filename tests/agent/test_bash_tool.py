@@ -29,14 +29,14 @@ def _shell(work: Path, mode: ExecutionMode, confirm: Approver | None = None) -> 
 
 def test_restricted_mode_runs_a_read_only_command_without_asking(work: Path) -> None:
     approver = Approver()
-    output = _shell(work, ExecutionMode.RESTRICTED, approver).run("cat notes.txt | wc -l")
+    output = _shell(work, ExecutionMode.RESTRICTED, approver).run("cat notes.txt | wc -l").text
     assert output == "2\n[exit code 0]"
     assert approver.asked == []
 
 
 def test_restricted_mode_asks_before_a_write(work: Path) -> None:
     approver = Approver(Answer.run())
-    output = _shell(work, ExecutionMode.RESTRICTED, approver).run("touch new.txt")
+    output = _shell(work, ExecutionMode.RESTRICTED, approver).run("touch new.txt").text
     assert approver.asked == ["touch new.txt"]
     assert output == "(no output)\n[exit code 0]"
     assert (work / "new.txt").exists()
@@ -77,8 +77,10 @@ def test_code_the_policy_cannot_see_is_refused_with_the_reason(work: Path) -> No
 @needs("bubblewrap")
 def test_a_loop_that_only_reads_runs_through_a_shell_without_asking(work: Path) -> None:
     approver = Approver()
-    output = _shell(work, ExecutionMode.RESTRICTED, approver).run(
-        'for f in *.txt; do wc -l "$f"; done'
+    output = (
+        _shell(work, ExecutionMode.RESTRICTED, approver)
+        .run('for f in *.txt; do wc -l "$f"; done')
+        .text
     )
     assert output == "2 notes.txt\n[exit code 0]"
     assert approver.asked == []
@@ -231,7 +233,7 @@ def test_a_missing_python_runs_as_the_installed_python3_and_says_so(
 ) -> None:
     monkeypatch.setenv("PATH", str(_bin_with_python3_only(tmp_path)))
     (work / "hello.py").write_text("print('hi')\n", encoding="utf-8")
-    output = _shell(work, ExecutionMode.FULL).run("python hello.py > out.txt")
+    output = _shell(work, ExecutionMode.FULL).run("python hello.py > out.txt").text
     assert output == (
         "(no output)\n[exit code 0]\n[python is not installed here; ran it as python3]\n"
         "out.txt now holds (1 line):\nhi"
@@ -248,21 +250,21 @@ def test_an_installed_python_runs_unchanged(
     (bin_dir / "python").symlink_to(bin_dir / "python3")
     monkeypatch.setenv("PATH", str(bin_dir))
     (work / "hello.py").write_text("print('hi')\n", encoding="utf-8")
-    assert _shell(work, ExecutionMode.FULL).run("python hello.py") == "hi\n[exit code 0]"
+    assert _shell(work, ExecutionMode.FULL).run("python hello.py").text == "hi\n[exit code 0]"
 
 
 def test_what_a_command_wrote_to_a_file_is_shown(work: Path) -> None:
     shell = _shell(work, ExecutionMode.FULL)
-    assert shell.run("wc -l notes.txt > count.txt") == (
+    assert shell.run("wc -l notes.txt > count.txt").text == (
         "(no output)\n[exit code 0]\ncount.txt now holds (1 line):\n2 notes.txt"
     )
-    assert shell.run("seq 1 30 >> count.txt") == (
+    assert shell.run("seq 1 30 >> count.txt").text == (
         "(no output)\n[exit code 0]\ncount.txt now holds (31 lines):\n2 notes.txt\n"
         + "\n".join(str(n) for n in range(1, 20))
         + "\n[...]"
     )
     assert (
-        shell.run("head -c 0 notes.txt > empty.txt")
+        shell.run("head -c 0 notes.txt > empty.txt").text
         == "(no output)\n[exit code 0]\nempty.txt is empty"
     )
     # a file outside the working directory is not shown, nor a command's own output
@@ -280,12 +282,12 @@ def test_a_python_script_that_prints_nothing_gets_a_note(work: Path) -> None:
         "[count.py printed nothing: a script shows its result only with print(), and a "
         "function it defines runs only when the script calls it]"
     )
-    assert shell.run("python3 count.py notes.txt > result.txt") == (
+    assert shell.run("python3 count.py notes.txt > result.txt").text == (
         f"(no output)\n[exit code 0]\nresult.txt is empty\n{note}"
     )
-    assert shell.run("python3 count.py") == f"(no output)\n[exit code 0]\n{note}"
+    assert shell.run("python3 count.py").text == f"(no output)\n[exit code 0]\n{note}"
     (work / "count.py").write_text("print(2)\n", encoding="utf-8")
-    assert shell.run("python3 count.py > result.txt") == (
+    assert shell.run("python3 count.py > result.txt").text == (
         "(no output)\n[exit code 0]\nresult.txt now holds (1 line):\n2"
     )
-    assert shell.run("python3 count.py") == "2\n[exit code 0]"
+    assert shell.run("python3 count.py").text == "2\n[exit code 0]"

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conch.agent.modes import describe
-from conch.agent.results import CommandOutput
 from conch.errors import ConfirmationRequired, NoOneToAsk, PolicyRejection
 from conch.execute.audit import Refusal, audit_refusal
 from conch.execute.checked import Answer, Approve, Choice, run_checked
@@ -30,6 +29,7 @@ from conch.execute.environ import contained_environment
 from conch.execute.run import ExecResult
 from conch.execute.sandbox import Sandbox
 from conch.execute.stages import installed_twin
+from conch.messages import ToolOutput
 from conch.policy import Decision, ExecutionMode, PolicyContext, Risk, Verdict, assess
 from conch.policy.confirm import Confirmation, ConfirmOptions, asked, command_parts
 from conch.policy.plan import plan
@@ -107,9 +107,9 @@ class Shell:
     # What the user allowed "always, for this session": (tool, pattern), in order.
     session_rules: list[tuple[str, str]] = field(default_factory=list)
 
-    def run(self, command: str) -> CommandOutput:
+    def run(self, command: str) -> ToolOutput:
         """Check, maybe ask, run ``command``; its output for the model, holding the command
-        that ran and how it ended (``CommandOutput.ran``). Raises CommandRefused when it did
+        that ran and how it ended (``ToolOutput.detail``). Raises CommandRefused when it did
         not run, and ValueError for an empty command."""
         key = _normal(command)
         if not key:
@@ -165,7 +165,7 @@ class Shell:
         silent = _silent_script(ran.command, ran.result, written)
         contained = f"[{ran.note}]" if ran.note else ""
         parts = (result, contained, note, show_written(written), silent)
-        return CommandOutput("\n".join(p for p in parts if p), ran)
+        return ToolOutput("\n".join(p for p in parts if p), ran)
 
     def permit(self, command: str, kind: Kind = Kind.DELETE, parts: tuple[str, ...] = ()) -> None:
         """Decide ``command`` as ``run`` would, without running it: the policy, then the one
@@ -333,7 +333,7 @@ def bash_tool(shell: Shell) -> Tool:
     """The ``bash`` tool running commands through ``shell``; its system addendum tells the
     model what the mode lets it run."""
 
-    def bash(command: str) -> str:
+    def bash(command: str) -> ToolOutput:
         return shell.run(command)
 
     addendum = "BASH: " + describe(shell.mode, shell.confirm is not None)

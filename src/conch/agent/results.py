@@ -6,15 +6,15 @@ head and the tail of an output over the cap (the end of a command's output is wh
 errors are) and says in a note how much was cut; an error result reads ``Error: ...`` so a
 model cannot take it for output.
 
-A tool that ran a command (``bash``) returns a ``CommandOutput``: the text the model reads,
-which also holds the command's ``Ran``. The loop takes it from there into
-``ToolFinished.ran`` (the command and its exit code, for the front ends); what the model
-reads is the plain text.
+A tool that ran a command (``bash``) returns a ``conch.messages.ToolOutput``: the text the
+model reads and the command's ``Ran`` as its detail. The loop takes it from there into
+``ToolFinished.ran`` (the command and its exit code, for the front ends); the model reads
+the text alone.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from conch import sanitize
@@ -27,23 +27,11 @@ DEFAULT_CAP = 6000
 _HEAD_SHARE = 0.7
 
 
-class CommandOutput(str):
-    """A tool's text that came from running a command: a ``str`` (what the model reads, as
-    ``ToolRegistry.call`` passes a tool's text on unchanged) that also holds ``ran``, the
-    command that ran and how it ended."""
-
-    ran: Ran
-
-    def __new__(cls, text: str, ran: Ran) -> CommandOutput:
-        made = super().__new__(cls, text)
-        made.ran = ran
-        return made
-
-
 def ran_by(result: ToolResult) -> Ran | None:
-    """The command ``result`` came from (its content a ``CommandOutput``), else None."""
-    content = result.content
-    return content.ran if isinstance(content, CommandOutput) else None
+    """The command ``result`` came from (its ``detail``), else None."""
+    from conch.execute.run import Ran
+
+    return result.detail if isinstance(result.detail, Ran) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +48,7 @@ def capped(result: ToolResult, cap: int = DEFAULT_CAP) -> Capped:
     invisible and bidirectional characters and control characters removed
     (``conch.sanitize.text``: the model and the terminal see the same text), and its content
     cut to about ``cap`` characters (the first and last parts kept, a note in between)."""
-    content = sanitize.text(str(result.content))  # the text alone (not a CommandOutput)
+    content = sanitize.text(result.content)
     if result.is_error and not content.lower().startswith("error"):
         content = f"Error: {content}"
     size = len(content)
@@ -77,4 +65,4 @@ def capped(result: ToolResult, cap: int = DEFAULT_CAP) -> Capped:
 
 
 def _with(result: ToolResult, content: str) -> ToolResult:
-    return ToolResult(result.call_id, result.name, content, result.is_error)
+    return replace(result, content=content)

@@ -75,7 +75,10 @@ class TurnLog:
         result = event.result
         call: dict[str, Any] = {"tool": event.call.name, "ok": not result.is_error}
         if event.call.name == "bash":
-            call["command"] = _command(event.call.arguments)
+            # What ran (None when nothing did: refused, or no one to ask), else what was asked.
+            call["command"] = event.command or _command(event.call.arguments)
+            if event.exit_code is not None:
+                call["exit_code"] = event.exit_code
         if result.is_error:
             call["error"] = " ".join(result.content.split())[:ERROR_WIDTH]
         self.calls.append(call)

@@ -19,7 +19,7 @@ from typing import Any, overload
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from conch.messages import ToolCall, ToolResult, ToolSpec
+from conch.messages import ToolCall, ToolOutput, ToolResult, ToolSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +195,8 @@ class ToolRegistry:
             value = item.function(**dict(arguments))
         except Exception as exc:  # the tool failed: the model reads why
             return _error(call, f"{type(exc).__name__}: {' '.join(str(exc).split())}")
+        if isinstance(value, ToolOutput):
+            return ToolResult(call.id, call.name, value.text, detail=value.detail)
         text = value if isinstance(value, str) else json.dumps(value, default=str)
         return ToolResult(call.id, call.name, text)
 
