@@ -71,7 +71,10 @@ def markdown(runs: list[list[dict[str, Any]]], held_out: list[dict[str, Any]]) -
         passed = sum(r["passed"] for r in rows)
         minutes = sum(r["seconds"] for r in rows) / 60
         lines.append(f"- run {i}: {passed}/{len(rows)} passed in {minutes:.1f} min")
-    lines += ["", "| README line | " + " | ".join(f"run {i}" for i in range(1, len(runs) + 1))]
+    lines += [
+        "",
+        "| README line | " + " | ".join(f"run {i}" for i in range(1, len(runs) + 1)) + " |",
+    ]
     lines.append("|---|" + "---|" * len(runs))
     for j, row in enumerate(runs[0] if runs else []):
         cells = [
@@ -103,7 +106,7 @@ def headline(runs: list[list[dict[str, Any]]], held_out: list[dict[str, Any]]) -
     each = ", ".join(f"{sum(r['passed'] for r in rows)}/{len(rows)}" for rows in runs)
     passed = sum(bool(r["passed"]) for r in held_out)
     return [
-        f"the README's examples, by effect: {each} ({len(runs)} runs in a row) / "
+        f"the README's examples, by effect: {each} ({len(runs)} run(s) in a row) / "
         f"held-out everyday requests: {passed}/{len(held_out)}"
     ]
 
