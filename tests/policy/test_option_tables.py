@@ -135,7 +135,8 @@ READ_ONLY = [
     "timeout --sig KILL 5 ls",
     "nice -n 5 ls",
     "env -u X -C dir ls",
-    "xargs -I {} ls {}",
+    "find . -name '*.txt' | xargs -I {} ls {}",
+    "printf 'a b' | xargs ls",
     "watch -n 1 ls",
     "LC_ALL=C sort f",
     "set +x",
@@ -562,6 +563,14 @@ def test_an_option_that_takes_a_value_keeps_it_from_being_the_command() -> None:
     assert found == ["env", "ls"]
     found = [i.name for i in analyse("xargs -I {} ls {}").invocations]
     assert found == ["xargs", "ls"]
+
+
+def test_words_xargs_reads_from_unknown_input_may_be_options() -> None:
+    # Known input or find's paths are judged; anything else may carry any option.
+    assert _risk("xargs -I {} ls {}") is UNK
+    assert _risk("cat list.txt | xargs sort") is UNK
+    assert _risk("echo '-o out.txt in.txt' | xargs sort") is not RO
+    assert _risk("find . -type f | xargs wc -l") is RO
 
 
 def test_plus_words_are_options_only_where_the_program_reads_them_so() -> None:

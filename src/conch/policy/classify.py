@@ -7,6 +7,8 @@ not list makes it at least a write, and a program in no table is ``unknown``.
 
 from __future__ import annotations
 
+import posixpath
+import re
 from functools import cache
 from typing import Any
 
@@ -56,6 +58,9 @@ def explain(inv: Invocation) -> list[tuple[Risk, str]]:
         return [(Risk.UNKNOWN, "the program is only known at run time")]
     texts = [_word(arg) for arg in inv.args]
     found = _environment(inv.assignments)
+    if not _system_program(inv.raw_name):
+        found.append((Risk.UNKNOWN, f"it runs the file {inv.raw_name}, which may be any program"))
+    found += _side_effects(name, texts)
     if name in SHELLS:
         literal = [t for t in texts if t is not None]
         # With -c the code itself was parsed and is judged command by command.
@@ -80,8 +85,60 @@ def explain(inv: Invocation) -> list[tuple[Risk, str]]:
     else:
         what = "an interpreter runs code" if is_interpreter(name) else "a program with no table"
         found.append((Risk.UNKNOWN, what))
+    if inv.stdin_args and not inv.stdin_judged:
+        found.append((Risk.UNKNOWN, "xargs adds words from its input, which may be options"))
     found = [(risk, why) for risk, why in found if risk is not Risk.READ_ONLY]
     return sorted(found, key=lambda f: -RISK_ORDER.index(f[0]))
+
+
+# Where the programs the tables describe are installed; a program named by a path elsewhere
+# (`./ls`, `/tmp/cat`, `~/bin/git`) is whatever file is there.
+_SYSTEM_BIN = frozenset(
+    {"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"}
+    | {"/usr/libexec", "/opt/homebrew/bin", "/opt/local/bin", "/run/current-system/sw/bin"}
+)
+
+
+def _system_program(raw_name: str) -> bool:
+    """A bare name (looked up on ``PATH``) or a path into a system program directory."""
+    if "/" not in raw_name:
+        return True
+    directory = posixpath.dirname(posixpath.normpath(raw_name))
+    return directory in _SYSTEM_BIN
+
+
+# Devices that do something when opened (a watchdog reboots the machine unless fed), and
+# endless streams a program that reads to the end never finishes (filling memory or /tmp).
+_ARMED = re.compile(r"/dev/watchdog\d*")
+_ENDLESS = frozenset({"/dev/zero", "/dev/urandom", "/dev/random", "/dev/full"})
+_BOUNDED_READERS = frozenset({"head", "dd", "od", "xxd", "hexdump", "cmp"})
+# A terminal control sequence that makes the terminal act (OSC: set the clipboard, title...).
+_OSC = re.compile(r"\\(?:e|E|033|x1[bB]|u001[bB])\]|\x1b\]")
+# Options that point git at a repository whose config may name programs to run.
+_GIT_ELSEWHERE = ("-C", "--git-dir", "--work-tree")
+
+
+def _side_effects(name: str, texts: list[str | None]) -> list[tuple[Risk, str]]:
+    """What reading commands do besides reading: open an armed device, read an endless
+    stream, print a terminal control sequence, use another repository's config."""
+    found: list[tuple[Risk, str]] = []
+    words = [t for t in texts if t is not None]
+    if any(_ARMED.fullmatch(w) for w in words):
+        found.append((Risk.DESTRUCTIVE, "opening a watchdog device arms a reboot"))
+    if name not in _BOUNDED_READERS and any(w in _ENDLESS for w in words):
+        found.append((Risk.UNKNOWN, "it reads an endless stream to its end"))
+    if name in ("echo", "printf") and any(_OSC.search(w) for w in words):
+        found.append((Risk.UNKNOWN, "it prints a control sequence the terminal acts on"))
+    if name == "git":
+        for i, word in enumerate(words):
+            key, _, value = word.partition("=")
+            target = value if key in _GIT_ELSEWHERE[1:] else None
+            if word == "-C" or word in _GIT_ELSEWHERE[1:]:
+                target = words[i + 1] if i + 1 < len(words) else None
+            if target and (target.startswith(("/", "~")) or target.split("/")[0] == ".."):
+                found.append((Risk.UNKNOWN, "another repository's config may run programs"))
+                break
+    return found
 
 
 def _word(arg: Arg) -> str | None:

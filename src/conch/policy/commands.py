@@ -12,6 +12,7 @@ import re
 from tree_sitter import Node
 
 from conch.errors import PolicyRejection
+from conch.policy import fed
 from conch.policy.model import (
     Analysis,
     Arg,
@@ -285,8 +286,6 @@ class Walker:
             literal = heredoc if operator != "<<<" else target.text
             if operator == "<" and target.text is not None:
                 literal = None  # a file: its contents are not ours to read
-                if target.inner == ():
-                    return
             for inv in body:
                 if literal is not None:
                     self.stdin_text[id(inv)] = literal
@@ -295,6 +294,7 @@ class Walker:
     def _feed(
         self, producers: list[Invocation], consumers: list[Invocation], text: str | None
     ) -> None:
+        consumers = fed.complete(consumers, producers, text, self.a.invocations, self._rerun)
         self.a.feeds.append(Feed(tuple(producers), tuple(consumers), text))
         for inv in consumers:
             if not reads_code_from_stdin(inv):
@@ -305,6 +305,9 @@ class Walker:
                 self.a.unknowable.append(
                     f"'{inv.name}' reads its program from stdin, so what it runs cannot be known."
                 )
+
+    def _rerun(self, argv: list[Arg]) -> None:
+        self.run(argv, stdin_args=False, depth=1)
 
     def _text_of(self, stage: list[Invocation]) -> str | None:
         """The literal text a pipeline stage prints, when that is knowable (echo, heredoc)."""

@@ -33,7 +33,8 @@ class Arg:
 class Invocation:
     """One program that would run: its base name (None when unknowable) and its arguments.
 
-    ``stdin_args`` marks commands run by ``xargs``, which get more arguments from stdin.
+    ``stdin_args`` marks commands run by ``xargs``, which get more arguments from stdin;
+    ``stdin_judged`` says those words are known and judged (``conch.policy.fed``).
     """
 
     name: str | None
@@ -46,6 +47,7 @@ class Invocation:
     assignments: tuple[str, ...] = ()
     # Their values, as words (``PAGER='less -R'``: ``less -R``), for the denylist's reading.
     assigned_values: tuple[Arg, ...] = ()
+    stdin_judged: bool = False
 
     def texts(self) -> list[str | None]:
         """The literal arguments (None where not literal)."""
