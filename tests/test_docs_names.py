@@ -18,11 +18,8 @@ DOCUMENTS = sorted(
 _NAME = re.compile(r"`(conch(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
 # Dotted names that are not Python: a file (the model service's pid file) and the web
 # server's event types (docs/server.md).
-NOT_PYTHON = {"conch.pid"} | {
-    f"conch.{kind}"
-    for kind in ("type", "note", "pruned", "tool_call", "tool_result", "prompt_eval")
-    + ("prompt_progress",)
-}
+_EVENTS = ("type", "note", "pruned", "tool_call", "tool_result", "prompt_eval", "prompt_progress")
+NOT_PYTHON = {"conch.pid"} | {f"conch.{kind}" for kind in _EVENTS}
 
 
 def _names() -> list[tuple[str, str]]:
@@ -47,10 +44,9 @@ def resolves(name: str) -> bool:
             fields = getattr(target, "__dataclass_fields__", {})
             if hasattr(target, attribute):
                 target = getattr(target, attribute)
-            elif attribute in annotations or attribute in fields:
-                return True  # a field of a class with slots or without a default
-            else:
-                return False
+                continue
+            # A field of a class with slots or without a default, or nothing.
+            return attribute in annotations or attribute in fields
         return True
     return False
 
