@@ -99,12 +99,12 @@ def serve(log_path: Path, *, n_ctx: int = 4096, parallel: int = 1) -> Iterator[t
     ``http://127.0.0.1:PORT/v1``, model file path). The server's output goes to ``log_path``."""
     import httpx
 
+    from benchmarks.common import log, stop_process
+
     model = packaged_model()
     port = free_port()
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    print(
-        f"starting the model server on port {port} ({model.name}) ...", file=sys.stderr, flush=True
-    )
+    log(f"starting the model server on port {port} ({model.name}) ...")
     argv = [sys.executable, str(SCRIPT), "--model", str(model), "--port", str(port)]
     argv += ["--n-ctx", str(n_ctx), "--parallel", str(parallel)]
     with log_path.open("wb") as handle:
@@ -123,12 +123,7 @@ def serve(log_path: Path, *, n_ctx: int = 4096, parallel: int = 1) -> Iterator[t
             time.sleep(0.25)
         yield base, str(model)
     finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
+        stop_process(process, 10)
 
 
 def server_model(base_url: str) -> str:
