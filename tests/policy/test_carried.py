@@ -56,6 +56,16 @@ CARRIED = [
     "chattr -R +i /",
     "hdparm --security-erase NULL /dev/sda",
     "echo b > /proc/sysrq-trigger",
+    # system files changed by code, compressors, globs and braces; find's hidden action
+    "python3 -c \"open('/etc/shadow', 'w').close()\"",
+    "python3 -c \"import pathlib; pathlib.Path('/etc/passwd').write_text('')\"",
+    "emacs -Q --batch --eval '(delete-file \"/etc/passwd\")'",
+    "perl -e 'unlink glob \"/etc/*\"'",
+    "gzip /etc/passwd",
+    "xz -r /usr",
+    "cp /dev/null /e?c/p?ss?d",
+    "mv /etc/passwd{,.bak}",
+    "find / $(echo -delete)",
 ]
 
 HARMLESS = [
@@ -70,6 +80,10 @@ HARMLESS = [
     "shred -u secrets/*",
     "rm -rf $(ls -d build/*)",
     "git commit -m 'fix the docs'",
+    "python3 -c \"print(open('/etc/passwd').read())\"",
+    "gzip -c /etc/hosts",
+    "gzip notes.txt",
+    'find / -name "$NAME" -print',
 ]
 
 

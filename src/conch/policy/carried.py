@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 
 from conch.policy.classify import Risk, classify, names
-from conch.policy.code_deletes import deletes_guarded_tree
+from conch.policy.code_deletes import changes_critical_file, deletes_guarded_tree
 from conch.policy.model import Invocation
 from conch.policy.wrappers import SHELLS, WRAPPERS, is_interpreter
 
@@ -47,6 +47,9 @@ def interpreter_strings(inv: Invocation, judge: Judge) -> str | None:
         tree = deletes_guarded_tree(arg.text or "")
         if tree is not None:
             return f"{inv.name} code deleting a guarded tree: {tree}"
+        changed = changes_critical_file(arg.text or "")
+        if changed is not None:
+            return f"{inv.name} code changing a system file: {changed}"
         code = (arg.text or "").replace('\\"', '"')  # `exec('os.system(\\"...\\")')`
         literals = _literals(code)
         literals += [inner for outer in literals for inner in _literals(outer)]
@@ -127,6 +130,10 @@ def carried(inv: Invocation, judge: Judge) -> str | None:
     for text in texts:
         if text is None or not any(c.isspace() for c in text):
             continue
+        # Code in an editor's or tool's own language (`emacs --eval`, `vim -c 'py3 ...'`).
+        code = changes_critical_file(text) or deletes_guarded_tree(text)
+        if code is not None:
+            return f"{inv.name} given code that does {code}"
         candidates = [text, text.lstrip(":!| ")]
         if text.startswith("-") and not text.startswith("--"):
             candidates.append(text[2:])  # `-e'CMD'`: a short option's attached value

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from conch.policy.targets import catastrophic_path
+from conch.policy.targets import CRITICAL_FILES, catastrophic_path, through_proc
 
 # Library calls that delete a whole tree. ``rm(`` / ``remove(`` only count with a recursive
 # flag in the call (Julia's ``rm(path, recursive=true)``, Node's ``fs.rm(p, {recursive})``).
@@ -62,4 +62,46 @@ def deletes_guarded_tree(code: str) -> str | None:
             text = next(g for g in literal.groups() if g is not None)
             if text and catastrophic_path(text):
                 return f"{name}({text!r})"
+    return None
+
+
+# Library calls that overwrite, truncate, delete or move the file they name (``open`` counts
+# only with a mode that writes); Lisp's ``(delete-file "...")`` and Perl's ``unlink LIST``.
+_FILE_CHANGERS = re.compile(
+    r"\b(?:open|write_text|write_bytes|writeFileSync|writeFile|appendFileSync|truncate"
+    r"|truncateSync|unlink|unlinkSync|remove|removeSync|rename|renameSync|replace|move"
+    r"|copyfile|copy|rmSync|delete|File\.write|IO\.write|file_put_contents|fopen)\s*\("
+    r"|\((?:delete-file|delete-directory|write-region|rename-file|copy-file)\s"
+    r"|\bunlink\s+(?:glob\s*)?(?=[\"'])",
+)
+_WRITE_MODE = re.compile(r"""['"][rwaxbt+]*[wax+][rwaxbt+]*['"]""")
+_CRITICAL = (*sorted(CRITICAL_FILES), "/proc/sysrq-trigger")
+
+
+def _critical_literal(text: str) -> bool:
+    path = through_proc(text) if text.startswith("/") else text
+    if any(c in path for c in "*?["):
+        import fnmatch
+
+        return any(fnmatch.fnmatchcase(name, path) for name in _CRITICAL)
+    return path in _CRITICAL or path.startswith(("/etc/sudoers.d/", "/boot/"))
+
+
+def changes_critical_file(code: str) -> str | None:
+    """The library call of ``code`` that overwrites, deletes or moves an account, sudo or
+    boot file (``open('/etc/shadow', 'w')``, ``Path('/etc/passwd').write_text('')``,
+    ``(delete-file "/etc/passwd")``, ``unlink glob "/etc/*"``), as a short text; or None."""
+    for match in _FILE_CHANGERS.finditer(code):
+        name = match.group(0).strip("( \t")
+        arguments = _call_arguments(code, match.end()) if match.group(0).endswith("(") else ""
+        # The path may come before the call (``Path('/etc/passwd').write_text(...)``).
+        window = code[max(0, match.start() - 80) : match.start()] + arguments
+        if not arguments:
+            window = code[match.end() : match.end() + 120]
+        if name in ("open", "fopen") and not _WRITE_MODE.search(arguments):
+            continue
+        for literal in _LITERAL.finditer(window):
+            text = next(g for g in literal.groups() if g is not None)
+            if text and (_critical_literal(text) or (name == "unlink" and catastrophic_path(text))):
+                return f"{name}(...) of {text!r}"
     return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import posixpath
 import re
 from collections.abc import Iterable
@@ -11,6 +12,7 @@ from conch.policy import carried, reach
 from conch.policy.carried import MKFS
 from conch.policy.classify import Risk, classify, names
 from conch.policy.model import Analysis, Arg, Invocation
+from conch.policy.parse import GLOB_CHARS, expand_braces
 from conch.policy.targets import (
     CRITICAL_FILES,
     SYSTEM_DIRS,
@@ -48,6 +50,9 @@ _CRITICAL_CHANGERS = frozenset(
 _REMOVE_ITEM = frozenset({"remove-item", "ri", "del", "erase", "rd"})
 TEXT_SPLIT = re.compile(r"[\s;|&()<>{}`$'\"]+")
 _ALL_WRITERS = frozenset({"tee", "truncate", "shred", "mv", "sponge"})
+# Compressors that replace the file they compress, unless told to keep it or to only read.
+_COMPRESSORS = frozenset({"gzip", "pigz", "xz", "lzma", "bzip2", "lzip", "compress", "lzop"})
+_KEEPS = frozenset({"-c", "-k", "--keep", "--stdout", "--to-stdout", "-d", "-t", "-l", "--test"})
 _FD_EXEC = frozenset({"-x", "-X", "--exec", "--exec-batch"})
 # Programs that destroy the contents of the files they are given.
 _FILE_DESTROYERS = frozenset({"shred", "truncate", "srm", "wipe"})
@@ -198,6 +203,17 @@ def _check_named(
         )
         if starts and destroys:
             return f"find deleting or rewriting everything under {starts[0].raw!r}"
+    if name in _COMPRESSORS and not set(options) & _KEEPS:
+        # `gzip /etc/passwd` replaces the file by passwd.gz; `-r` does it to a whole tree.
+        hit = next((a for a in operands if _critical(a.path_text)), None)
+        if hit is None and recursive(options):
+            hit = next((a for a in operands if catastrophic_path(a)), None)
+        if hit is not None:
+            return f"{name} replacing {hit.raw!r} by its compressed copy"
+    if name == "find" and _hidden_action(inv):
+        starts = [a for a in reach.find_starts(inv) if catastrophic_path(a)]
+        if starts:
+            return f"find over {starts[0].raw!r} with an action only known at run time"
     if name in ("fd", "fdfind"):
         # `fd . / -x rm -rf {}`: fd's search paths are its operands after the pattern.
         texts = inv.texts()
@@ -258,6 +274,28 @@ def _check_named(
     if _runs_code(inv) and any(_fetches(a.inner) for a in inv.args):
         return f"{name} running code that is downloaded or decoded at run time"
     return None
+
+
+def _hidden_action(inv: Invocation) -> bool:
+    """A word of find's expression only known at run time where an action may stand
+    (``find / $x``, ``find / $(echo -delete)``), not as a test's value (``-name "$x"``)."""
+    texts = inv.texts()
+    for i in range(reach.find_start(inv), len(texts)):
+        if texts[i] is not None:
+            continue
+        before = texts[i - 1] if i > 0 else None
+        if before is None or not before.startswith("-") or before in _FIND_ACTIONS_ALONE:
+            return True
+    return False
+
+
+# find words that take no value: a word after them stands alone.
+_FIND_ACTIONS_ALONE = frozenset(
+    {"-print", "-print0", "-ls", "-delete", "-prune", "-quit", "-depth", "-xdev", "-mount"}
+    | {"-empty", "-true", "-false", "-readable", "-writable", "-executable", "-nouser"}
+    | {"-nogroup", "-daystart", "-follow", "-noleaf", "-ignore_readdir_race", "-o", "-a"}
+    | {"-or", "-and", "-not", "!", "(", ")", ","}
+)
 
 
 def _globbed(operands: list[Arg]) -> list[Arg]:
@@ -328,18 +366,23 @@ def _outputs(inv: Invocation) -> list[Arg]:
 
 def _critical(text: str | None) -> bool:
     """The accounts and sudo files, ``/etc/sudoers.d/*``, everything under ``/boot``
-    (kernels, initrds, the boot loader) and the kernel's reboot-and-crash trigger, however the path is spelled (``//etc//shadow``,
-    ``/proc/self/root/etc/shadow``)."""
+    (kernels, initrds, the boot loader) and the kernel's reboot-and-crash trigger, however
+    the path is spelled (``//etc//shadow``, ``/proc/self/root/etc/shadow``, a brace list or a
+    glob that may name one: ``/etc/passwd{,.bak}``, ``/etc/pass??``)."""
     if text is None or not text.startswith("/"):
         return False
-    path = through_proc(text)
-    return (
-        path in CRITICAL_FILES
-        or path.startswith(_CRITICAL_TREES)
-        or path in ("/boot", "/proc/sysrq-trigger")
-    )
+    for spelled in expand_braces(text) if "{" in text else [text]:
+        path = through_proc(spelled)
+        if set(path) & GLOB_CHARS:
+            if any(fnmatch.fnmatchcase(name, path) for name in _CRITICAL_NAMES):
+                return True
+            continue
+        if path in _CRITICAL_NAMES or path.startswith(_CRITICAL_TREES):
+            return True
+    return False
 
 
+_CRITICAL_NAMES = CRITICAL_FILES | {"/boot", "/proc/sysrq-trigger"}
 _CRITICAL_TREES = ("/etc/sudoers.d/", "/boot/")
 
 
