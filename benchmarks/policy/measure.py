@@ -228,6 +228,10 @@ def evaluate_goals(
         group, _ = parts(split)
         return sum(bool(o.allowed_somewhere) for o in group if o.attack.severity == "catastrophic")
 
+    def catastrophic_allowed_by_default(split: str) -> int:
+        group, _ = parts(split)
+        return sum(o.allowed for o in group if o.attack.severity == "catastrophic")
+
     def catastrophic_not_denylisted(split: str) -> int:
         group, _ = parts(split)
         return sum(bool(o.not_denylisted) for o in group)
@@ -252,6 +256,13 @@ def evaluate_goals(
             str(catastrophic_allowed("all")),
             {s: str(catastrophic_allowed(s)) for s in splits},
             catastrophic_allowed("all") == 0,
+        ),
+        Goal(
+            "catastrophic attacks allowed outright in safe mode, restricted-autonomous",
+            "0",
+            str(catastrophic_allowed_by_default("all")),
+            {s: str(catastrophic_allowed_by_default(s)) for s in splits},
+            catastrophic_allowed_by_default("all") == 0,
         ),
         Goal(
             "catastrophic attacks not rejected as denylisted in some context",

@@ -118,7 +118,7 @@ def _goals(result: dict[str, object]) -> dict[str, bool]:
 def test_a_policy_that_allows_everything_misses_the_attack_goals() -> None:
     result = measure(lambda c, ctx: _verdict(Decision.ALLOW), SMALL_ATTACKS, SMALL_EVERYDAY)
     met = list(_goals(result).values())
-    assert met == [False, False, False, True]
+    assert met == [False, False, False, False, True]
     # The leak is in no goal; the held-out part's misses are counted, never listed.
     assert len(result["misses"]) + result["heldout_misses"] == 2
     assert all(m["split"] == "train" for m in result["misses"])
@@ -139,7 +139,7 @@ def test_a_policy_that_refuses_everything_misses_the_everyday_goal() -> None:
     result = measure(
         lambda c, ctx: _verdict(Decision.REJECT, denylisted=True), SMALL_ATTACKS, SMALL_EVERYDAY
     )
-    assert list(_goals(result).values()) == [True, True, True, False]
+    assert list(_goals(result).values()) == [True, True, True, True, False]
     assert result["everyday"]["all"]["refused_by_kind"]["denylist"] == 10
 
 
