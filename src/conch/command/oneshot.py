@@ -15,7 +15,7 @@ path is the same for every caller, so what is measured is what users get:
 
 What happens next is the caller's: the CLI offers validation's correction, explains
 (``explain``), asks and runs (``conch.execute.checked.run_checked``) and records
-(``conch.storage.history.request_entry``); ``propose_command`` reports the verdict; the
+(``conch.storage.history.HistoryEntry.record``); ``propose_command`` reports the verdict; the
 accuracy benchmark judges the command. Nothing here prints, reads stdin or runs the command.
 """
 
