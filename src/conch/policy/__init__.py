@@ -20,6 +20,7 @@ from conch.errors import PolicyRejection
 from conch.policy.classify import Risk, classify, highest, redirect_risk
 from conch.policy.commands import analyse
 from conch.policy.denylist import catastrophes
+from conch.policy.evaluated import evaluated
 from conch.policy.loops import readings as loop_readings
 from conch.policy.model import Analysis
 from conch.policy.plan import plan, simple_words
@@ -216,7 +217,8 @@ def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
     risks = [classify(inv) for view in views for inv in view.invocations]
     risks += [redirect_risk(r) for view in views for r in view.redirects]
     risks += [risk for view in views for risk, _why in extra_risks(view)]
-    if analysis.failures or analysis.unknowable:
+    evaluation = evaluated(command, analysis)  # data bash runs as code: never without a question
+    if analysis.failures or analysis.unknowable or evaluation.hidden:
         risks.append(Risk.UNKNOWN)
     risk = highest(risks)
 
@@ -225,6 +227,7 @@ def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
         denied += [why for why in catastrophes(view) if why not in denied]
     for reading in readings(command, analysis):
         denied += [why for why in catastrophes(_analyse(reading)) if why not in denied]
+    denied += [why for why in evaluation.denied if why not in denied]
     if analysis.failures and not denied and textual_catastrophe(command):
         denied.append(
             "Denylisted: the unparsable text looks like a catastrophic command. "
@@ -236,6 +239,7 @@ def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
 
     needs_shell = context.unsafe
     relaxable = list(dict.fromkeys(analysis.failures)) + list(dict.fromkeys(analysis.unknowable))
+    relaxable += evaluation.hidden
     if context.unsafe:
         relaxable = [f"{r} (unsafe mode: asking for confirmation instead)" for r in relaxable]
         reasons += [f"Shell operator {op!r} allowed in unsafe mode." for op in operators]
