@@ -34,9 +34,12 @@ import fnmatch
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from conch.config.permissions import PermissionSettings
 from conch.policy.classify import Risk
+
+if TYPE_CHECKING:
+    from conch.config.permissions import PermissionSettings
 
 __all__ = [
     "Action",
