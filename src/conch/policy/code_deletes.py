@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from conch.policy.targets import CRITICAL_FILES, catastrophic_path, through_proc
+from conch.policy.targets import catastrophic_path, critical_file
 
 # Library calls that delete a whole tree. ``rm(`` / ``remove(`` only count with a recursive
 # flag in the call (Julia's ``rm(path, recursive=true)``, Node's ``fs.rm(p, {recursive})``).
@@ -75,16 +75,6 @@ _FILE_CHANGERS = re.compile(
     r"|\bunlink\s+(?:glob\s*)?(?=[\"'])",
 )
 _WRITE_MODE = re.compile(r"""['"][rwaxbt+]*[wax+][rwaxbt+]*['"]""")
-_CRITICAL = (*sorted(CRITICAL_FILES), "/proc/sysrq-trigger")
-
-
-def _critical_literal(text: str) -> bool:
-    path = through_proc(text) if text.startswith("/") else text
-    if any(c in path for c in "*?["):
-        import fnmatch
-
-        return any(fnmatch.fnmatchcase(name, path) for name in _CRITICAL)
-    return path in _CRITICAL or path.startswith(("/etc/sudoers.d/", "/boot/"))
 
 
 def changes_critical_file(code: str) -> str | None:
@@ -102,6 +92,6 @@ def changes_critical_file(code: str) -> str | None:
             continue
         for literal in _LITERAL.finditer(window):
             text = next(g for g in literal.groups() if g is not None)
-            if text and (_critical_literal(text) or (name == "unlink" and catastrophic_path(text))):
+            if text and (critical_file(text) or (name == "unlink" and catastrophic_path(text))):
                 return f"{name}(...) of {text!r}"
     return None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import posixpath
 import re
 from collections.abc import Iterable
@@ -12,13 +11,11 @@ from conch.policy import carried, reach
 from conch.policy.carried import MKFS
 from conch.policy.classify import Risk, classify, names
 from conch.policy.model import Analysis, Arg, Invocation
-from conch.policy.parse import GLOB_CHARS, expand_braces
 from conch.policy.targets import (
-    CRITICAL_FILES,
     SYSTEM_DIRS,
     catastrophic_path,
+    critical_file,
     is_block_device,
-    through_proc,
 )
 from conch.policy.wrappers import SHELLS, WRAPPERS, is_interpreter, reads_code_from_stdin
 
@@ -76,22 +73,11 @@ def _options_and_operands(inv: Invocation) -> tuple[list[str], list[Arg]]:
 
 def _mv_sources(inv: Invocation) -> list[Arg]:
     """What ``mv`` moves: its operands but the destination, which is the last operand or the
-    directory named by ``-t DIR`` / ``--target-directory DIR`` (``-tDIR``, ``--target-directory=DIR``
-    name it in the same word)."""
-    options, operands = _options_and_operands(inv)
-    args = list(inv.args)
-    end = next((i for i, a in enumerate(args) if a.text == "--"), len(args))
-    for i, arg in enumerate(args[: end - 1]):
-        text = arg.text or ""
-        if text == "--target-directory" or (
-            text.startswith("-") and not text.startswith("--") and text.endswith("t")
-        ):
-            return [a for a in operands if a is not args[i + 1]]
-    if any(
-        o.startswith("--target-directory=") or (not o.startswith("--") and "t" in o)
-        for o in options
-    ):
-        return operands
+    directory named by ``-t DIR`` (``reach.target_directory``)."""
+    _options, operands = _options_and_operands(inv)
+    into = reach.target_directory(inv)
+    if into is not None:
+        return [a for a in operands if a is not into]
     return operands[:-1]
 
 
@@ -205,7 +191,7 @@ def _check_named(
             return f"find deleting or rewriting everything under {starts[0].raw!r}"
     if name in _COMPRESSORS and not set(options) & _KEEPS:
         # `gzip /etc/passwd` replaces the file by passwd.gz; `-r` does it to a whole tree.
-        hit = next((a for a in operands if _critical(a.path_text)), None)
+        hit = next((a for a in operands if critical_file(a.path_text)), None)
         if hit is None and recursive(options):
             hit = next((a for a in operands if catastrophic_path(a)), None)
         if hit is not None:
@@ -233,7 +219,7 @@ def _check_named(
         for arg in operands:
             if arg.text and arg.text.startswith("of=") and is_block_device(arg.text[3:]):
                 return f"dd writing to the disk {arg.text[3:]!r}"
-            if arg.text and arg.text.startswith("of=") and _critical(arg.text[3:]):
+            if arg.text and arg.text.startswith("of=") and critical_file(arg.text[3:]):
                 return f"dd overwriting {arg.text[3:]!r}"
     why = reach.volume_destroyed(inv)
     if why is not None:
@@ -245,7 +231,7 @@ def _check_named(
     if hit is not None:
         return f"{name} removing {hit.raw!r} once archived"
     if name in _CRITICAL_CHANGERS or name.lower() in _REMOVE_ITEM:
-        hit = next((a for a in operands if _critical(a.path_text)), None)
+        hit = next((a for a in operands if critical_file(a.path_text)), None)
         if hit is not None:
             return f"{name} of {hit.raw!r}"
     if name.lower() in _REMOVE_ITEM and any(o.lower().startswith("-r") for o in options):
@@ -269,7 +255,7 @@ def _check_named(
     written += _outputs(inv) + reach.written_files(inv)
     for arg in written:
         target = arg.path_text or arg.text  # read from the directory `cd` went to, if known
-        if is_block_device(target) or _critical(target):
+        if is_block_device(target) or critical_file(target):
             return f"{name} overwriting {arg.raw!r}"
     if _runs_code(inv) and any(_fetches(a.inner) for a in inv.args):
         return f"{name} running code that is downloaded or decoded at run time"
@@ -364,28 +350,6 @@ def _outputs(inv: Invocation) -> list[Arg]:
     return found
 
 
-def _critical(text: str | None) -> bool:
-    """The accounts and sudo files, ``/etc/sudoers.d/*``, everything under ``/boot``
-    (kernels, initrds, the boot loader) and the kernel's reboot-and-crash trigger, however
-    the path is spelled (``//etc//shadow``, ``/proc/self/root/etc/shadow``, a brace list or a
-    glob that may name one: ``/etc/passwd{,.bak}``, ``/etc/pass??``)."""
-    if text is None or not text.startswith("/"):
-        return False
-    for spelled in expand_braces(text) if "{" in text else [text]:
-        path = through_proc(spelled)
-        if set(path) & GLOB_CHARS:
-            if any(fnmatch.fnmatchcase(name, path) for name in _CRITICAL_NAMES):
-                return True
-            continue
-        if path in _CRITICAL_NAMES or path.startswith(_CRITICAL_TREES):
-            return True
-    return False
-
-
-_CRITICAL_NAMES = CRITICAL_FILES | {"/boot", "/proc/sysrq-trigger"}
-_CRITICAL_TREES = ("/etc/sudoers.d/", "/boot/")
-
-
 def catastrophes(analysis: Analysis, depth: int = 0) -> list[str]:
     """One sentence per catastrophic thing the command would do."""
     found: list[str] = []
@@ -412,7 +376,7 @@ def catastrophes(analysis: Analysis, depth: int = 0) -> list[str]:
                 break
     for redirect in analysis.redirects:
         target = redirect.target.text
-        if redirect.writes and (is_block_device(target) or _critical(target)):
+        if redirect.writes and (is_block_device(target) or critical_file(target)):
             found.append(f"redirect {redirect.operator!r} overwriting {target!r}")
     for function in analysis.functions:
         if function.name in function.calls and {"|", "&"} & set(function.operators):

@@ -208,10 +208,12 @@ def target_directory(inv: Invocation) -> Arg | None:
                 if eq
                 else next(iter(args[i + 1 : i + 2]), None)
             )
-        elif text.startswith("-t") and not text.startswith("--"):
+        elif text.startswith("-") and not text.startswith("--") and "t" in text[1:]:
+            # `-t DIR`, `-tDIR`, `-vt DIR`: t takes the rest of the word, or the next word.
+            rest = text[text.index("t", 1) + 1 :]
             found = (
-                Arg(arg.raw, text[2:], path_text=text[2:])
-                if len(text) > 2
+                Arg(arg.raw, rest, path_text=rest)
+                if rest
                 else next(iter(args[i + 1 : i + 2]), None)
             )
     return found

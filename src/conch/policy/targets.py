@@ -4,6 +4,7 @@ directory, disks and the files of accounts and sudo, however they are spelled (t
 
 from __future__ import annotations
 
+import fnmatch
 import posixpath
 import re
 
@@ -159,3 +160,25 @@ def _climbs(text: str) -> bool:
     while len(parts) > 2 and set(parts[-1]) <= set("*?.[]!"):
         parts.pop()  # `../../*`: everything in it
     return len(parts) >= 2 and all(part == ".." for part in parts)
+
+
+def critical_file(text: str | None) -> bool:
+    """The accounts and sudo files, ``/etc/sudoers.d/*``, everything under ``/boot``
+    (kernels, initrds, the boot loader) and the kernel's reboot-and-crash trigger, however
+    the path is spelled (``//etc//shadow``, ``/proc/self/root/etc/shadow``, a brace list or a
+    glob that may name one: ``/etc/passwd{,.bak}``, ``/etc/pass??``)."""
+    if text is None or not text.startswith("/"):
+        return False
+    for spelled in expand_braces(text) if "{" in text else [text]:
+        path = through_proc(spelled)
+        if set(path) & GLOB_CHARS:
+            if any(fnmatch.fnmatchcase(name, path) for name in _CRITICAL_NAMES):
+                return True
+            continue
+        if path in _CRITICAL_NAMES or path.startswith(_CRITICAL_TREES):
+            return True
+    return False
+
+
+_CRITICAL_NAMES = CRITICAL_FILES | {"/boot", "/proc/sysrq-trigger"}
+_CRITICAL_TREES = ("/etc/sudoers.d/", "/boot/")
