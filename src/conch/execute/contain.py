@@ -126,14 +126,10 @@ def wrap(
         "--tmpfs", _TMP,
     ]  # fmt: skip
     env = environ or {}
-    for path in shape.writable:
-        args += ["--bind", path, path]
-        for name in _PROTECTED:
-            inside = os.path.join(path, name)
-            if os.path.lexists(inside) and not os.path.islink(inside):
-                args += ["--ro-bind", inside, inside]
     # The private /tmp hid what lies under the real one: show the working directory, the
-    # programs' directories and the home directory again, read-only.
+    # programs' directories and the home directory again, read-only. Before the writable
+    # directories, which may lie inside them (a workspace in a home under /tmp): a bind
+    # made later covers what an earlier one showed.
     wanted = [real_cwd, env.get("HOME", ""), *env.get("PATH", "").split(os.pathsep)]
     shown: list[str] = []
     for path in wanted:
@@ -147,6 +143,12 @@ def wrap(
         ):
             shown.append(real)
             args += ["--ro-bind", real, real]
+    for path in shape.writable:
+        args += ["--bind", path, path]
+        for name in _PROTECTED:
+            inside = os.path.join(path, name)
+            if os.path.lexists(inside) and not os.path.islink(inside):
+                args += ["--ro-bind", inside, inside]
     # Last, so that nothing bound above shows a socket again.
     args += _hidden_sockets(env.get("HOME", ""))
     args += ["--unshare-all"]
