@@ -28,6 +28,8 @@ from conch.policy.rules import Permissions
 from conch.tools import Tool
 
 if TYPE_CHECKING:
+    from conch.config.settings import Settings
+    from conch.providers.base import Provider
     from conch.tools.fs_base import Request
     from conch.tools.plan import PlanState
     from conch.tools.web import SearchBackend
@@ -79,14 +81,29 @@ class ToolOptions:
     permissions: Permissions | None = None
     pass_env: tuple[str, ...] = ()
     scrub_env: bool = True
+    # ``do``: steps said in plain language, acted on through the one-shot pipeline
+    # (``conch.agent.act``), offered first; it runs commands, so only with ``bash``.
+    # ``settings``: what the pipeline is configured with (None: conch's defaults).
+    act: bool = False
+    settings: Settings | None = None
 
 
-def default_tools(options: ToolOptions, request: Request | None = None) -> list[Tool]:
+def default_tools(
+    options: ToolOptions,
+    request: Request | None = None,
+    provider: Callable[[], Provider] | None = None,
+) -> list[Tool]:
     """The built-in tools ``options`` ask for, in the order they are offered: the ones a task
     uses most first (a small model leans on the first tools it reads about). ``request``
-    gives the request being worked on (a refused delete names the files it asks for)."""
+    gives the request being worked on (a refused delete names the files it asks for);
+    ``provider`` the session's model, which ``do`` writes its commands with (without one,
+    no ``do``)."""
     tools: list[Tool] = []
     shell = shell_for(options)
+    if options.act and options.bash and provider is not None:
+        from conch.agent.act import do_tool, one_shot_for
+
+        tools.append(do_tool(shell, one_shot_for(options.settings, provider)))
     if options.root is not None:
         from conch.tools.fs import fs_tools
 

@@ -446,7 +446,9 @@ class Session:
         tools: list[Tool] = []
         if self._use_defaults:
             if self._defaults is None:
-                self._defaults = default_tools(self.tool_options, lambda: self._request)
+                self._defaults = default_tools(
+                    self.tool_options, lambda: self._request, lambda: self.provider
+                )
             tools += self._defaults
         tools += self._extra
         if self._mcp is not None:

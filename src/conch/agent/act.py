@@ -1,0 +1,121 @@
+"""The ``do`` tool: the agent says what a step should do in plain language, and conch's
+command pipeline acts.
+
+A small model writes a precise shell command less often than it can say what it wants. The
+one-shot pipeline (``conch.command.oneshot``) is conch's best way from words to a command:
+worked examples retrieved for the step, answers reviewed, each tried in a scratch copy
+among the real files, validated, and judged by the safety policy. ``do`` hands it the step,
+then runs the command it chose exactly as the ``bash`` tool runs a command (the policy again,
+the one rule for actions, contained or asked, the audit line: ``conch.agent.bash.Shell``).
+The model reads the command, what its trial run changed and the real run's output, so it can
+judge the effect and go on.
+
+The pipeline's model is the session's own; it opens nothing of its own.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from conch.agent.bash import CommandRefused, Shell
+from conch.messages import ToolOutput
+from conch.tools import Tool, make_tool
+
+if TYPE_CHECKING:
+    from conch.command.oneshot import OneShot, OneShotResult
+    from conch.config.settings import Settings
+    from conch.providers.base import Provider
+
+DO_TRIGGER = "Do one step with a shell command conch writes and checks: say what should happen."
+DO_DESCRIPTION = """\
+Do one step of the task on the files here: say in plain language what should happen, and
+conch writes the shell command, tries it on a copy of the files, checks it for safety and
+runs it. The answer shows the command that ran, what its trial run changed, and its output.
+Use it for finding, listing, counting, computing, renaming, moving, converting and
+searching: one step at a time, naming the files and the output file exactly as the user did.
+
+Args:
+    step: what this step should do, in plain language, e.g. "write the names of the empty
+        files under data to empty.txt" or "count the lines of access.log".
+"""
+
+
+class Actor:
+    """What ``do`` runs: the step through ``service`` (the one-shot pipeline), judged for
+    ``shell``'s mode in its sandbox root, then the command run by ``shell``."""
+
+    def __init__(
+        self, service: OneShot, shell: Shell, environ: Mapping[str, str] | None = None
+    ) -> None:
+        self.service = service
+        self.shell = shell
+        self.environ = dict(os.environ if environ is None else environ)
+
+    def propose(self, step: str) -> OneShotResult:
+        """The pipeline's command for ``step``, judged as ``shell`` would judge it."""
+        from conch.command.oneshot import OneShotRequest, Want
+        from conch.command.request import sanitize
+
+        text = " ".join(sanitize(step).split())
+        if not text:
+            raise ValueError("the step is empty: say in plain language what should happen")
+        request = OneShotRequest(text, self.shell.cwd, self.environ, want=Want.COMMAND)
+        policy = replace(
+            self.service.policy(request), mode=self.shell.mode, sandbox_root=self.shell.root
+        )
+        return self.service.run(replace(request, policy=policy))
+
+    def __call__(self, step: str) -> ToolOutput:
+        """Propose, then run through ``shell``: the command, its trial run and its output for
+        the model; CommandRefused (naming the command) when it did not run."""
+        result = self.propose(step)
+        proposal = result.proposal
+        command = (proposal.command if proposal is not None else "").strip()
+        if proposal is None or not command:
+            raise ValueError(
+                "no command came for this step; say it another way, or use another tool"
+            )
+        seen = proposal.dry_run_seen(command)
+        try:
+            ran = self.shell.run(command)
+        except CommandRefused as exc:
+            raise CommandRefused(f"conch wrote `{command}`, which did not run: {exc}") from None
+        lines = [f"command: {command}", f"trial run on a copy: {seen}", ran.text]
+        return ToolOutput("\n".join(lines), ran.detail)
+
+
+def one_shot_for(
+    settings: Settings | None, provider: Callable[[], Provider]
+) -> Callable[[], OneShot]:
+    """A maker of the one-shot service ``do`` asks, on ``settings`` (None: conch's defaults)
+    and the model ``provider`` gives; the service is made at the first step. The provider
+    belongs to the session: the service never closes it."""
+
+    def make() -> OneShot:
+        from conch.command.oneshot import OneShot
+        from conch.config.paths import Paths
+        from conch.config.settings import Settings
+
+        return OneShot(
+            settings if settings is not None else Settings(),
+            provider,
+            cache_dir=Paths.default().cache_dir,
+        )
+
+    return make
+
+
+def do_tool(shell: Shell, service: Callable[[], OneShot]) -> Tool:
+    """The ``do`` tool, running through ``shell`` the commands the one-shot service that
+    ``service`` makes (at the first step) writes."""
+    made: list[Actor] = []
+
+    def do(step: str) -> ToolOutput:
+        if not made:
+            made.append(Actor(service(), shell))
+        return made[0](step)
+
+    return make_tool(do, name="do", description=DO_DESCRIPTION, trigger=DO_TRIGGER)

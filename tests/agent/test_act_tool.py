@@ -1,0 +1,117 @@
+"""The ``do`` tool: a step in plain language goes through the one-shot pipeline (a scripted
+model writes the command), then runs through the session's shell like a ``bash`` call; what
+the policy refuses does not run, and the model is told which command it was.
+
+Every test works in a temporary directory under a temporary HOME, with a canary file outside
+the working directory that must be untouched."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conch.agent.act import DO_DESCRIPTION, Actor, do_tool, one_shot_for
+from conch.agent.bash import CommandRefused, Shell
+from conch.agent.builtin import ToolOptions, default_tools
+from conch.command.oneshot import OneShot
+from conch.config.settings import Settings
+from conch.execute.run import Ran
+from conch.policy import ExecutionMode
+from conch.providers import ScriptedProvider
+
+# One answer, no dry runs, no validation: what the scripted model says is what runs.
+_PLAIN = {"generation": {"dry_run": False, "review": 1}, "validation": {"enabled": False}}
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Iterator[Path]:
+    home = Path.home()  # the suite's own temporary HOME (tests/conftest.py)
+    assert home.is_relative_to(tmp_path)
+    canary = tmp_path / "canary.txt"
+    canary.write_text("keep me\n", encoding="utf-8")
+    root = home / "project"
+    root.mkdir()
+    (root / "notes.txt").write_text("one\ntwo\nthree\n", encoding="utf-8")
+    yield root
+    assert canary.read_text(encoding="utf-8") == "keep me\n"
+
+
+def _actor(root: Path, *replies: str, mode: ExecutionMode = ExecutionMode.FULL) -> Actor:
+    settings = Settings.model_validate(_PLAIN)
+    provider = ScriptedProvider.of(*replies)
+    service = OneShot(settings, lambda: provider, cache_dir=root.parent / ".cache")
+    shell = Shell(cwd=root, mode=mode, root=root)
+    return Actor(service, shell, environ={"HOME": str(root.parent), "PATH": "/usr/bin:/bin"})
+
+
+def test_a_step_runs_the_command_the_pipeline_wrote(work: Path) -> None:
+    out = _actor(work, "wc -l < notes.txt > count.txt")("count the lines of notes.txt")
+
+    assert (work / "count.txt").read_text(encoding="utf-8").strip() == "3"
+    assert out.text.startswith("command: wc -l < notes.txt > count.txt\n")
+    assert "trial run on a copy: not tried: dry runs are turned off" in out.text
+    assert isinstance(out.detail, Ran)
+    assert out.detail.result.exit_code == 0
+
+
+def test_the_output_of_the_command_comes_back(work: Path) -> None:
+    out = _actor(work, "head -n 1 notes.txt")("show the first line of notes.txt")
+
+    assert "one" in out.text.splitlines()[2:][0]
+
+
+def test_a_refused_command_does_not_run_and_the_model_is_told_which(work: Path) -> None:
+    actor = _actor(work, "rm notes.txt", mode=ExecutionMode.RESTRICTED)
+
+    with pytest.raises(CommandRefused, match=r"conch wrote `rm notes.txt`, which did not run"):
+        actor("delete notes.txt")
+    assert (work / "notes.txt").exists()
+
+
+def test_an_empty_step_is_an_error_before_the_model_is_asked(work: Path) -> None:
+    actor = _actor(work)  # no reply queued: asking the model would fail differently
+
+    with pytest.raises(ValueError, match="the step is empty"):
+        actor("  \x1b[31m \n")
+
+
+def test_the_policy_judges_in_the_shell_s_mode_and_root(work: Path) -> None:
+    result = _actor(work, "cat /etc/hostname", mode=ExecutionMode.FULL).propose("show it")
+
+    assert result.policy.mode is ExecutionMode.FULL
+    assert result.policy.sandbox_root == work
+
+
+def test_do_is_offered_first_with_bash_and_a_model(work: Path) -> None:
+    options = ToolOptions(root=work, bash=True, act=True, audit=False)
+    provider = ScriptedProvider.of("ls")
+
+    names = [t.name for t in default_tools(options, None, lambda: provider)]
+
+    assert names[0] == "do"
+    assert "bash" in names
+    assert "do" not in [t.name for t in default_tools(options)]  # no model: no do
+    off = ToolOptions(root=work, bash=False, act=True, audit=False)
+    assert "do" not in [t.name for t in default_tools(off, None, lambda: provider)]
+
+
+def test_the_tool_makes_its_service_once_and_describes_itself(work: Path) -> None:
+    made: list[OneShot] = []
+    settings = Settings.model_validate(_PLAIN)
+    provider = ScriptedProvider.of("ls", "ls")
+    make = one_shot_for(settings, lambda: provider)
+
+    def counted() -> OneShot:
+        made.append(make())
+        return made[-1]
+
+    tool = do_tool(Shell(cwd=work, mode=ExecutionMode.FULL, root=work), counted)
+    first = tool.function(step="list the files")
+    tool.function(step="list the files again")
+
+    assert len(made) == 1
+    assert "notes.txt" in first.text
+    assert tool.spec.description == DO_DESCRIPTION
+    assert tool.spec.parameters["required"] == ["step"]
