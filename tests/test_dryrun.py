@@ -347,6 +347,31 @@ def test_the_copy_keeps_modes_times_and_symlinks_and_skips_special_files(
 
 
 @needs("bubblewrap")
+def test_a_scratch_run_says_what_it_created_changed_and_deleted(
+    runner: SandboxDryRunner, work: Path
+) -> None:
+    (work / "old.txt").write_text("old\n", encoding="utf-8")
+    (work / "keep.txt").write_text("keep\n", encoding="utf-8")
+    run = runner("mkdir -p new/deep && touch new/deep/x && echo z >> notes.txt && mv old.txt o.md")
+    assert run is not None and run.scratch and run.exit_code == 0
+    assert run.changes == ("created new/", "changed notes.txt", "created o.md", "deleted old.txt")
+    trial = Trial(run.command, assess(run.command, PolicyContext(unsafe=True)), run)
+    assert trial.observed() == (
+        "worked in a throwaway copy of this directory: created new/; changed notes.txt; "
+        "created o.md; deleted old.txt"
+    )
+    assert sorted(p.name for p in work.iterdir()) == ["keep.txt", "notes.txt", "old.txt"]
+
+
+@needs("bubblewrap")
+def test_a_scratch_run_that_leaves_nothing_changed_says_so(runner: SandboxDryRunner) -> None:
+    run = runner("echo x > t && cat t && rm t")
+    assert run is not None and run.scratch and run.changes == ()
+    trial = Trial(run.command, assess(run.command, PolicyContext(unsafe=True)), run)
+    assert trial.observed() == "worked in a throwaway copy of this directory: changed no file"
+
+
+@needs("bubblewrap")
 def test_the_copy_is_removed_even_when_the_command_locks_it(
     runner: SandboxDryRunner, copies: Path
 ) -> None:

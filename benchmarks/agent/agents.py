@@ -28,6 +28,8 @@ CONCH_VARIANTS = {
     "conch-steps": ("auto", "steps"),  # one action of the instruction per turn
     # evaluate left out, as when no sandbox could start inside the harness's own
     "conch-noeval": ("auto", "noeval"),
+    # ``do`` offered first: steps said in plain language, acted on by the one-shot pipeline
+    "conch-act": ("auto", "act"),
 }
 STAND_INS = ("oracle", "noop")  # no model: the harness's own checks
 ALL_AGENTS = (
@@ -37,6 +39,7 @@ ALL_AGENTS = (
     "conch-core",
     "conch-steps",
     "conch-noeval",
+    "conch-act",
     *STAND_INS,
 )
 _COMMON = (DRIVERS / "protocol.py",)

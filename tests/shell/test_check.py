@@ -82,7 +82,7 @@ def test_checking_a_command_that_deletes_leaves_the_files_alone(project: Path) -
     checked = checker().check("rm notes.txt", state_in(project))
     assert checked.ok, checked
     assert checked.verdict.risk is Risk.DESTRUCTIVE
-    assert checked.seen == "worked in a throwaway copy of this directory"
+    assert checked.seen == "worked in a throwaway copy of this directory: deleted notes.txt"
     assert (project / "notes.txt").read_text(encoding="utf-8") == "keep me\n"
     assert canary.read_text(encoding="utf-8") == "outside\n"
 

@@ -43,6 +43,8 @@ def make_session(job: dict[str, Any]) -> Any:
     core = variant == "core"
     if variant == "noeval":  # the tools without evaluate
         tools = ToolOptions(root=Path.cwd(), bash=True, mode=ExecutionMode.FULL, evaluate=False)
+    if variant == "act":  # do: steps in plain language through the one-shot pipeline
+        tools = ToolOptions(root=Path.cwd(), bash=True, mode=ExecutionMode.FULL, act=True)
     if core:  # fewer tools: no plan, datetime, fs_glob, fs_mkdir or fs_diff
         tools = ToolOptions(
             root=Path.cwd(), bash=True, mode=ExecutionMode.FULL, plan=False, datetime=False

@@ -79,7 +79,9 @@ class Trial:
             return "tried to change files, so a read-only dry run could not judge it"
         if run.scratch:
             where = "in a throwaway copy of this directory"
-            return f"worked {where}" if outcome == "ok" else f"exited {run.exit_code} {where}"
+            did = f"worked {where}" if outcome == "ok" else f"exited {run.exit_code} {where}"
+            changed = "; ".join(run.changes) if run.changes else "changed no file"
+            return f"{did}: {changed}"
         if outcome == "warned":
             return f"worked, with a warning: {first}"
         if outcome == "mismatch":

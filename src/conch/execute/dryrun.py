@@ -56,6 +56,7 @@ from conch.execute.scratch import (
     copy_tree,
     remove_tree,
     scan_tree,
+    tree_changes,
 )
 from conch.host.process import run_process
 
@@ -86,6 +87,8 @@ class DryRun:
     timed_out: bool = False
     seconds: float = 0.0
     scratch: bool = False
+    # What a scratch run changed in the copy: "created PATH", "changed PATH", "deleted PATH".
+    changes: tuple[str, ...] = ()
 
     @property
     def wrote(self) -> bool:
@@ -282,6 +285,8 @@ class SandboxDryRunner:
             kept = tmp_kept(command, cwd, exclude=root, max_entries=limits.max_tmp_entries)
             argv = bwrap_argv(bwrap, command, self.shell, cwd, copy, kept, limits.max_write)
             run = self.run(argv, command, self.env, self.timeout)
+            if run is not None:
+                run = dataclasses.replace(run, changes=tree_changes(cwd, copy, entries))
         finally:
             remove_tree(root)
         return None if run is None or _inconclusive(run) else run

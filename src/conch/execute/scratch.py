@@ -2,7 +2,8 @@
 
 ``scan_tree`` lists a directory when it is small enough to copy, ``copy_tree`` copies what it
 listed (modes and times kept, symlinks as symlinks, special files left out) and
-``remove_tree`` deletes the copy whatever the command did to its permissions.
+``tree_changes`` says what a command changed in the copy, and ``remove_tree`` deletes the copy
+whatever the command did to its permissions.
 """
 
 from __future__ import annotations
@@ -73,6 +74,55 @@ def copy_tree(top: Path, copy: Path, entries: list[tuple[str, str]]) -> bool:
     except OSError:
         return False
     return True
+
+
+MAX_CHANGES = 20  # the changes a scratch run reports by name; more are counted
+
+
+def tree_changes(top: Path, copy: Path, entries: list[tuple[str, str]]) -> tuple[str, ...]:
+    """What a command changed in ``copy``, the copy of ``top`` made from ``entries``: one line
+    per path, ``created``, ``deleted`` or ``changed`` (a file whose size, time or kind differs
+    from the original's), sorted, at most ``MAX_CHANGES`` and a count of the rest. A copy that
+    cannot be read again (grown past the limits, or its permissions taken away) says so in
+    one line."""
+    after = scan_tree(copy, SCRATCH_MAX_FILES * 2, SCRATCH_MAX_BYTES * 4)
+    if after is None:
+        return ("what it changed could not be read back from the copy",)
+    before = dict(entries)
+    now = dict(after)
+    lines: list[str] = []
+    for path in sorted(set(before) | set(now)):
+        if path not in now:
+            if not _under_one_of(path, before, now):
+                lines.append(f"deleted {path}")
+        elif path not in before:
+            if not _under_one_of(path, now, before):
+                lines.append(f"created {path}{'/' if now[path] == 'dir' else ''}")
+        elif before[path] != now[path] or (now[path] == "file" and _differs(top, copy, path)):
+            lines.append(f"changed {path}")
+    if len(lines) > MAX_CHANGES:
+        rest = len(lines) - MAX_CHANGES
+        lines = [*lines[:MAX_CHANGES], f"and {rest} more"]
+    return tuple(lines)
+
+
+def _under_one_of(path: str, these: dict[str, str], not_in: dict[str, str]) -> bool:
+    """Whether ``path`` lies in a directory of ``these`` that is itself missing from
+    ``not_in`` (a created or deleted directory names its contents once, by itself)."""
+    parent = os.path.dirname(path)
+    while parent:
+        if these.get(parent) == "dir" and parent not in not_in:
+            return True
+        parent = os.path.dirname(parent)
+    return False
+
+
+def _differs(top: Path, copy: Path, path: str) -> bool:
+    try:
+        old, new = os.lstat(top / path), os.lstat(copy / path)
+    except OSError:
+        return True
+    return (old.st_size, old.st_mtime_ns) != (new.st_size, new.st_mtime_ns)
 
 
 def remove_tree(path: Path) -> None:
