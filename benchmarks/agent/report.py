@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from benchmarks.accuracy.report import Rate, sign_test, wilson
+from benchmarks.agent.causes import cause_table
 from benchmarks.agent.tasks import KINDS
 
 Row = dict[str, Any]
@@ -236,6 +237,8 @@ def render(meta: dict[str, Any], rows: Sequence[Row], agents: Sequence[str]) -> 
         "## Every task",
         "",
         *_per_task(rows, agents),
+        "",
+        *cause_table(rows).splitlines(),
         "",
     ]
     failed = [r for r in rows if not r["passed"] and r.get("failures")]
