@@ -13,12 +13,16 @@ import pytest
 from conch.agent.builtin import ToolOptions, default_tools
 from conch.agent.system import (
     JSON_STEPS_BASH_EXAMPLE,
+    JSON_STEPS_DO_EXAMPLE,
     JSON_STEPS_EXAMPLE,
     render_catalogue,
 )
+from conch.config.settings import Settings
 from conch.messages import ToolCall
 from conch.policy import ExecutionMode
+from conch.providers import ScriptedProvider
 from conch.tools import ToolRegistry
+from requires import needs
 
 # The files each example's steps read or change, before its first step.
 FILES: dict[str, dict[str, str]] = {
@@ -100,6 +104,32 @@ def test_every_step_of_a_worked_example_gets_the_result_it_shows(
             assert (tmp_path / name).read_text(encoding="utf-8") == expected
 
 
+@needs("bubblewrap")
+def test_the_do_example_gets_the_result_it_shows(tmp_path: Path) -> None:
+    # The command is the scripted model's; the trial run in a copy, the run and the result
+    # text are conch's own. The workspace lies beside the home (one holding it is asked about).
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "log.txt").write_text(FILES["Count the lines of log.txt"]["log.txt"])
+    provider = ScriptedProvider.from_function(lambda messages, options: "wc -l < log.txt > n.txt")
+    options = ToolOptions(
+        root=root,
+        bash=True,
+        mode=ExecutionMode.FULL,
+        audit=False,
+        act=True,
+        settings=Settings.model_validate({"generation": {"review": 1}}),
+    )
+    registry = ToolRegistry(default_tools(options, None, lambda: provider))
+    [(step, shown), (answer, _)] = _steps(JSON_STEPS_DO_EXAMPLE)
+    call = ToolCall("call-0", str(step["tool"]), json.dumps(step["arguments"]))
+    result = registry.call(call)
+    assert not result.is_error, result.content
+    assert result.content == shown
+    assert (root / "n.txt").read_text(encoding="utf-8") == "12\n"
+    assert "answer" in answer
+
+
 def test_the_examples_shown_follow_the_tools_offered(tmp_path: Path) -> None:
     files_only = default_tools(ToolOptions(root=tmp_path, evaluate=False))
     with_bash = default_tools(
@@ -111,3 +141,8 @@ def test_the_examples_shown_follow_the_tools_offered(tmp_path: Path) -> None:
     full = render_catalogue(with_bash, json_steps=True)
     assert "set the timeout to 30" in full and "wc -l log.txt" in full
     assert "wc -l" not in render_catalogue(with_bash, json_steps=False)
+    provider = ScriptedProvider.of()
+    acting = ToolOptions(root=tmp_path, bash=True, evaluate=False, act=True, audit=False)
+    shown = render_catalogue(default_tools(acting, None, lambda: provider), json_steps=True)
+    assert '{"tool": "do", "arguments": {"step": ' in shown
+    assert '"tool": "bash"' not in shown

@@ -74,6 +74,20 @@ user: Result of fs_write:
 created 'n.txt' (3 bytes, 1 lines)
 assistant: {"answer": "n.txt holds 12, the number of lines in log.txt."}"""
 
+# Where ``do`` is offered, the third example shows it instead: the step said in plain
+# language, the command conch wrote, its trial run and its result (conch.agent.act).
+JSON_STEPS_DO_EXAMPLE = """\
+user: Count the lines of log.txt and write the number to n.txt.
+assistant: {"tool": "do", "arguments": {"step": "write the number of lines of log.txt to n.txt"}}
+user: Result of do:
+command: wc -l < log.txt > n.txt
+trial run on a copy: worked in a throwaway copy of this directory: created n.txt
+(no output)
+[exit code 0]
+n.txt now holds (1 line):
+12
+assistant: {"answer": "n.txt holds 12, the number of lines in log.txt."}"""
+
 LOOKUP_TOOL = "tool_lookup"
 EVALUATE_TOOL = "evaluate"
 MAX_VOCABULARY = 200
@@ -220,7 +234,9 @@ def render_catalogue(tools: Sequence[Tool], *, json_steps: bool = False) -> str:
         )
         if {"fs_read", "fs_edit"} <= set(names):
             example = JSON_STEPS_EXAMPLE
-            if {"bash", "fs_write"} <= set(names):
+            if "do" in names:
+                example += "\n\n" + JSON_STEPS_DO_EXAMPLE
+            elif {"bash", "fs_write"} <= set(names):
                 example += "\n\n" + JSON_STEPS_BASH_EXAMPLE
             blocks.append(example)
     return _join(blocks)
