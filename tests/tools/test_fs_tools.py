@@ -289,6 +289,16 @@ def test_grep_finds_lines_as_file_line_text(call: Call, sandbox: Path) -> None:
     assert both[:2] == ["notes.md:1:todo: call", "src/a.py:2:# TODO: fix"]
 
 
+def test_grep_counts_the_lines_a_file_has_and_no_more(call: Call, sandbox: Path) -> None:
+    write(sandbox / "three.log", "a\nb\n\n")  # the third line is empty; no fourth one
+    lines = call("fs_grep", pattern=".*", path="three.log").content.splitlines()
+    assert lines == ["three.log:1:a", "three.log:2:b", "three.log:3:", "[3 matches in 1 files]"]
+    write(sandbox / "open.log", "a\nb")  # no newline at the end: still two lines
+    assert call("fs_grep", pattern=".*", path="open.log").content.splitlines()[-1] == (
+        "[2 matches in 1 files]"
+    )
+
+
 def test_grep_stops_at_max_matches_and_says_so(call: Call, sandbox: Path) -> None:
     write(sandbox / "many.txt", "hit\n" * 50)
     lines = call("fs_grep", pattern="hit", max_matches=5).content.splitlines()

@@ -159,9 +159,24 @@ class TurnView:
 
 
 def tool_line(call: ToolCall, result: ToolResult) -> str:
-    """One line for a finished tool call: a mark, the call, the result's first line."""
+    """One line for a finished tool call: a mark, the call, the result's first line. A ``do``
+    step gets three: the step, the command conch wrote with its trial run, and the output's
+    first line."""
     mark = "✗" if result.is_error else "✓"
-    first = next((line.strip() for line in result.content.splitlines() if line.strip()), "")
+    lines = [line.strip() for line in result.content.splitlines() if line.strip()]
+    if call.name == "do" and not result.is_error and len(lines) >= 2:
+        command = lines[0].removeprefix("command: ")
+        trial = lines[1].removeprefix("trial run on a copy: ")
+        output = next(iter(lines[2:]), "")
+        return "\n".join(
+            [
+                f"  {mark} {describe_call(call)}",
+                f"      $ {_clip(command, RESULT_WIDTH)}",
+                f"      trial run: {_clip(trial, RESULT_WIDTH)}",
+                f"      → {_clip(output, RESULT_WIDTH) or '(no output)'}",
+            ]
+        )
+    first = next(iter(lines), "")
     return f"  {mark} {describe_call(call)} → {_clip(first, RESULT_WIDTH) or '(no output)'}"
 
 
@@ -176,6 +191,8 @@ def describe_call(call: ToolCall) -> str:
         return f"{call.name} {_clip(str(arguments), ARGUMENT_WIDTH)}"
     if call.name == "bash" and isinstance(arguments.get("command"), str):
         return f"bash: {_clip(arguments['command'], ARGUMENT_WIDTH)}"
+    if call.name == "do" and isinstance(arguments.get("step"), str):
+        return f"do: {_clip(arguments['step'], ARGUMENT_WIDTH)}"
     parts = []
     for key, value in arguments.items():
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

@@ -99,7 +99,10 @@ def _grep_file(ops: SandboxFiles, regex: re.Pattern[str], file: Path, room: int)
         return []
     hits: list[str] = []
     shown = ops.shown(file)
-    for number, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), 1):
+    lines = data.decode("utf-8", errors="replace").split("\n")
+    if lines[-1] == "":  # the newline that ends the last line starts no line (as grep -n)
+        lines.pop()
+    for number, line in enumerate(lines, 1):
         if regex.search(line):
             hits.append(f"{shown}:{number}:{line.rstrip()[: caps.GREP_LINE_CHARS]}")
             if len(hits) >= room:
