@@ -30,6 +30,7 @@ CONCH_VARIANTS = {
     "conch-noeval": ("auto", "noeval"),
     # ``do`` offered first: steps said in plain language, acted on by the one-shot pipeline
     "conch-act": ("auto", "act"),
+    "conch-act-only": ("auto", "act-only"),  # do, without bash and evaluate
 }
 STAND_INS = ("oracle", "noop")  # no model: the harness's own checks
 ALL_AGENTS = (
@@ -40,6 +41,7 @@ ALL_AGENTS = (
     "conch-steps",
     "conch-noeval",
     "conch-act",
+    "conch-act-only",
     *STAND_INS,
 )
 _COMMON = (DRIVERS / "protocol.py",)

@@ -43,7 +43,7 @@ def make_session(job: dict[str, Any]) -> Any:
     core = variant == "core"
     if variant == "noeval":  # the tools without evaluate
         tools = ToolOptions(root=Path.cwd(), bash=True, mode=ExecutionMode.FULL, evaluate=False)
-    if variant == "act":  # do: steps in plain language through the one-shot pipeline
+    if variant in ("act", "act-only"):  # do: steps said in words, the one-shot pipeline acts
         tools = ToolOptions(root=Path.cwd(), bash=True, mode=ExecutionMode.FULL, act=True)
     if core:  # fewer tools: no plan, datetime, fs_glob, fs_mkdir or fs_diff
         tools = ToolOptions(
@@ -58,18 +58,20 @@ def make_session(job: dict[str, Any]) -> Any:
         tool_calls=tool_calls,
         stepwise=True if variant == "steps" else None,  # None: conch's default
     )
-    if not core:
+    left_out = CORE_LEFT_OUT if core else ACT_ONLY_LEFT_OUT if variant == "act-only" else None
+    if left_out is None:
         return session.with_default_tools(True)
     from conch.agent.builtin import default_tools
 
     session.with_default_tools(False)
-    for tool in default_tools(tools):
-        if tool.name not in CORE_LEFT_OUT:
+    for tool in default_tools(tools, None, lambda: session.provider):
+        if tool.name not in left_out:
             session.add_tool(tool)
     return session
 
 
 CORE_LEFT_OUT = {"fs_glob", "fs_mkdir", "fs_diff"}
+ACT_ONLY_LEFT_OUT = {"bash", "evaluate"}  # commands only through do
 
 
 def main() -> int:
