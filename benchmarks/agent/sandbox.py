@@ -111,7 +111,14 @@ def bwrap_argv(
         if _hidden(path) and os.path.exists(path):
             argv += ["--ro-bind", path, path]
     argv += ["--bind", str(home), SANDBOX_HOME, "--chdir", SANDBOX_PROJECT]
-    argv += ["--unshare-all", *(["--share-net"] if network else [])]
+    if host_proc:
+        # The host's /proc names the host's process ids: a new pid namespace would make
+        # them disagree with what a nested bubblewrap sees (it writes its child's uid map
+        # through /proc/PID, and fails or races when PID is another process there).
+        argv += ["--unshare-user-try", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+        argv += [] if network else ["--unshare-net"]
+    else:
+        argv += ["--unshare-all", *(["--share-net"] if network else [])]
     argv += ["--die-with-parent", "--new-session", "--clearenv"]
     for key, value in env.items():
         argv += ["--setenv", key, value]

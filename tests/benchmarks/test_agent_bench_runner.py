@@ -130,6 +130,18 @@ def test_the_sandbox_binds_the_home_writable_and_everything_else_read_only(tmp_p
     assert argv.index("/tmp") < argv.index("/home/bench")
 
 
+def test_with_the_host_s_proc_the_sandbox_keeps_the_host_s_process_ids(tmp_path: Path) -> None:
+    # A nested bubblewrap writes its child's uid map through /proc/PID: with the host's /proc
+    # bound, a new pid namespace would point PID at another process.
+    argv = sandbox.bwrap_argv(
+        "bwrap", tmp_path / "home", ["true"], {}, network=False, host_proc=True
+    )
+    text = " ".join(argv)
+    assert "--bind /proc /proc" in text and "--proc /proc" not in text
+    assert "--unshare-all" not in text and "--unshare-pid" not in text
+    assert "--unshare-net" in text and "--unshare-user-try" in text
+
+
 def test_a_check_gets_no_network_and_an_agent_may_see_the_host_proc(tmp_path: Path) -> None:
     quiet = sandbox.bwrap_argv("bwrap", tmp_path, ["true"], {}, network=False)
     assert "--share-net" not in quiet
