@@ -31,6 +31,7 @@ CONCH_VARIANTS = {
     # ``do`` offered first: steps said in plain language, acted on by the one-shot pipeline
     "conch-act": ("auto", "act"),
     "conch-act-only": ("auto", "act-only"),  # do, without bash and evaluate
+    "conch-act-first": ("auto", "act-first"),  # each instruction goes to do first
 }
 STAND_INS = ("oracle", "noop")  # no model: the harness's own checks
 ALL_AGENTS = (
@@ -42,6 +43,7 @@ ALL_AGENTS = (
     "conch-noeval",
     "conch-act",
     "conch-act-only",
+    "conch-act-first",
     *STAND_INS,
 )
 _COMMON = (DRIVERS / "protocol.py",)

@@ -11,15 +11,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from agentutil import EventLog, call, scripted_session, sent
 
+from conch.agent import Limits
 from conch.agent.act import DO_DESCRIPTION, Actor, do_tool, one_shot_for
 from conch.agent.bash import CommandRefused, Shell
 from conch.agent.builtin import ToolOptions, default_tools
+from conch.agent.conversation import alternation_problems
 from conch.command.oneshot import OneShot
 from conch.config.settings import Settings
 from conch.execute.run import Ran
 from conch.policy import ExecutionMode
 from conch.providers import ScriptedProvider
+from conch.tools import Tool, make_tool
 
 # One answer, no dry runs, no validation: what the scripted model says is what runs.
 _PLAIN = {"generation": {"dry_run": False, "review": 1}, "validation": {"enabled": False}}
@@ -115,3 +119,47 @@ def test_the_tool_makes_its_service_once_and_describes_itself(work: Path) -> Non
     assert "notes.txt" in first.text
     assert tool.spec.description == DO_DESCRIPTION
     assert tool.spec.parameters["required"] == ["step"]
+
+
+# -- act_first: the instruction goes to do before the model is asked ---------------------------
+
+
+def _recording_do(steps: list[str]) -> Tool:
+    def do(step: str) -> str:
+        steps.append(step)
+        return f"command: echo done\ntrial run on a copy: worked\n{step} done\n[exit code 0]"
+
+    return make_tool(do, name="do", description="Do one step.")
+
+
+def test_with_act_first_the_instruction_is_the_first_do_step() -> None:
+    steps: list[str] = []
+    session = scripted_session("It is done.", tools=(_recording_do(steps),), act_first=True)
+    log = EventLog()
+
+    assert session.chat("Count the lines\nof notes.txt.", on_event=log) == "It is done."
+    assert steps == ["Count the lines of notes.txt."]
+    assert [f.call.name for f in log.finished] == ["do"]
+    assert [m.role for m in session.history] == ["user", "assistant", "tool", "assistant"]
+    asked = sent(session).sent[0].messages  # the model's first request holds the result
+    assert asked[-1].role == "tool" and "Count the lines of notes.txt. done" in asked[-1].content
+    assert not alternation_problems(session.history)
+
+
+def test_without_act_first_or_without_do_the_model_goes_first() -> None:
+    steps: list[str] = []
+    session = scripted_session("Fine.", tools=(_recording_do(steps),))
+    assert session.chat("Count the lines of notes.txt.") == "Fine."
+    plain = scripted_session("Fine.", act_first=True)
+    assert plain.chat("Count the lines of notes.txt.") == "Fine."
+    assert steps == []
+
+
+def test_a_model_repeating_the_first_step_exactly_is_stopped_like_any_repeat() -> None:
+    steps: list[str] = []
+    again = call("do", step="Count the lines of notes.txt.")
+    session = scripted_session(
+        again, "Done.", tools=(_recording_do(steps),), act_first=True, limits=Limits(max_repeats=1)
+    )
+    assert session.chat("Count the lines of notes.txt.") == "Done."
+    assert len(steps) == 1

@@ -43,7 +43,11 @@ def make_session(job: dict[str, Any]) -> Any:
     core = variant == "core"
     if variant == "noeval":  # the tools without evaluate
         tools = ToolOptions(root=Path.cwd(), bash=True, mode=ExecutionMode.FULL, evaluate=False)
-    if variant in ("act", "act-only"):  # do: steps said in words, the one-shot pipeline acts
+    if variant in (
+        "act",
+        "act-only",
+        "act-first",
+    ):  # do: steps said in words, the one-shot pipeline acts
         tools = ToolOptions(root=Path.cwd(), bash=True, mode=ExecutionMode.FULL, act=True)
     if core:  # fewer tools: no plan, datetime, fs_glob, fs_mkdir or fs_diff
         tools = ToolOptions(
@@ -57,6 +61,7 @@ def make_session(job: dict[str, Any]) -> Any:
         limits=limits,
         tool_calls=tool_calls,
         stepwise=True if variant == "steps" else None,  # None: conch's default
+        act_first=variant == "act-first",
     )
     left_out = CORE_LEFT_OUT if core else ACT_ONLY_LEFT_OUT if variant == "act-only" else None
     if left_out is None:

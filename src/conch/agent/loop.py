@@ -60,6 +60,7 @@ from conch.providers.base import Provider
 from conch.tools import ToolRegistry
 
 INTERRUPTED = "[interrupted by the user]"
+ACT_TOOL = "do"  # conch.agent.act: a step in plain language, acted on by the pipeline
 REFUSING_TOOLS = frozenset({"bash"})  # their errors include refusals
 REFUSED = "CommandRefused:"  # how a refusal by the policy or the user starts, from any tool
 RETRY = (
@@ -122,7 +123,9 @@ class Agent:
     ``budget``: the tokens the conversation may take before it is pruned (None: never).
     ``aliases``: legacy tool names and the tools they stand for (``python3`` -> ``evaluate``).
     ``root``: the directory the file tools work in, where the files an instruction asks for
-    are looked for before an answer is accepted (None: no such check).
+    are looked for before an answer is accepted (None: no such check). ``act_first``: where
+    ``do`` is offered, a new instruction goes to it as the turn's first step, before the
+    model is asked (``conch.agent.act``); the model reads what it did and goes on from there.
     """
 
     provider: Provider
@@ -133,6 +136,7 @@ class Agent:
     budget: int | None = None
     aliases: Mapping[str, str] = field(default_factory=lambda: dict(LEGACY_NAMES))
     root: Path | None = None
+    act_first: bool = False
 
     def run(
         self, conversation: Conversation, instruction: str | None
@@ -156,6 +160,12 @@ class Agent:
         usage = Usage()
         partial: list[str] = []
         try:
+            if self.act_first and instruction is not None and ACT_TOOL in self.tools:
+                step = " ".join(sanitize.text(instruction).split())
+                call = ToolCall("call_0", ACT_TOOL, json.dumps({"step": step}))
+                conversation.add(Message("assistant", "", tool_calls=(call,)))
+                seen[_key(call)] += 1
+                yield from self._call(call, 0, conversation)
             for iteration in range(1, self.limits.max_iterations + 1):
                 if self.budget is not None:
                     pruned = conversation.prune(self.budget)
@@ -198,29 +208,15 @@ class Agent:
                 calls = tuple(self._canonical(call) for call in reply.calls)
                 conversation.add(Message("assistant", reply.text, tool_calls=calls))
                 for call in calls:
-                    yield ToolStarted(call, iteration)
-                    started = time.monotonic()
                     key = _key(call)
                     repeated = seen[key] >= self.limits.max_repeats
                     if repeated:
                         blocked += 1
-                        result = ToolResult(call.id, call.name, _repeat_note(call, seen[key]), True)
-                    else:
+                        note = _repeat_note(call, seen[key])
+                        yield from self._call(call, iteration, conversation, note)
+                    else:  # a repeat not run changes nothing: its result stands
                         seen[key] += 1
-                        result = self.tools.call(call)
-                    fitted = capped(result, self.limits.max_result_chars)
-                    conversation.add(fitted.result.to_message())
-                    finished = ToolFinished(
-                        call,
-                        fitted.result,
-                        fitted.truncated,
-                        fitted.original_size,
-                        time.monotonic() - started,
-                        ran_by(result),
-                    )
-                    if not repeated:  # a repeat not run changes nothing: its result stands
-                        unresolved.record(finished)
-                    yield finished
+                        unresolved.record((yield from self._call(call, iteration, conversation)))
                     if blocked > self.limits.max_blocked:
                         conversation.close_turn("[stopped: the same tool call kept repeating]")
                         raise LoopDetected(call)
@@ -233,6 +229,34 @@ class Agent:
         except BaseException as exc:
             conversation.close_turn(_with_note("".join(partial), f"[stopped: {exc}]"))
             raise
+
+    def _call(
+        self,
+        call: ToolCall,
+        iteration: int,
+        conversation: Conversation,
+        refusal: str | None = None,
+    ) -> Generator[AgentEvent, None, ToolFinished]:
+        """Run ``call`` (or, with ``refusal``, answer it with that error unrun), add its
+        result to ``conversation``, and announce both; the finished call."""
+        yield ToolStarted(call, iteration)
+        started = time.monotonic()
+        if refusal is not None:
+            result = ToolResult(call.id, call.name, refusal, True)
+        else:
+            result = self.tools.call(call)
+        fitted = capped(result, self.limits.max_result_chars)
+        conversation.add(fitted.result.to_message())
+        finished = ToolFinished(
+            call,
+            fitted.result,
+            fitted.truncated,
+            fitted.original_size,
+            time.monotonic() - started,
+            ran_by(result),
+        )
+        yield finished
+        return finished
 
     def _reply(
         self, conversation: Conversation, iteration: int, partial: list[str], hold: bool = False

@@ -104,6 +104,8 @@ class Session:
     message that asks for several actions in turn ("Write x.py .... Run it and save its
     output to y.txt.") is given one action per turn, all within one turn's iteration limit
     (``conch.agent.steps``); by default on where the model writes JSON steps (small models).
+    ``act_first``: where ``do`` is offered (``ToolOptions.act``), each instruction (each
+    step of it, stepwise) goes to ``do`` first, before the model is asked.
     """
 
     def __init__(
@@ -118,8 +120,10 @@ class Session:
         keep_turns: int = 5,
         count_tokens: TokenCounter | None = None,
         stepwise: bool | None = None,
+        act_first: bool = False,
     ) -> None:
         self.provider = provider
+        self.act_first = act_first
         self.tool_options = tools or ToolOptions()
         self.json_steps = tool_calls == "json" or (
             tool_calls == "auto" and not native_tool_calls(provider)
@@ -434,6 +438,7 @@ class Session:
             limits=limits or self.limits,
             budget=max(budget, 1),
             root=self.tool_options.root,
+            act_first=self.act_first,
         )
         return (yield from agent.run(self._conversation, text))
 
