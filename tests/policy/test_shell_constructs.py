@@ -88,16 +88,15 @@ HIDDEN_CODE = [
 
 # A program that destroys a path only known at run time: never run without a question.
 RUNTIME_DESTROYS = [
-    'for f in *; do rm -rf "$f"; done',
-    "for f in *.log; do rm $f; done",
+    "for f in *.log; do rm $f; done",  # unquoted: a matched name splits at its blanks
+    'for f in *; do mv $f "${f%.md}.txt"; done',
+    'for f in *.md; do mv "$f" "${f/.md/.txt}"; done',  # an operator the reading does not follow
     'find . -name "*.tmp" | while read -r f; do rm "$f"; done',
-    'for f in *.md; do mv "$f" "${f%.md}.txt"; done',
     'dd if=/dev/zero of="$target" bs=1M count=1',
     'x=$(pwd); rm -rf "$x"',
     'f() { rm -rf "$1"; }; f build',
     'cd "$dir" && rm -rf *',
     "cd - && rm -f *.o",
-    'for f in *.conf; do cp "$f" "$f.bak"; done',
     'truncate -s 0 "$(ls | head -n 1)"',
     'chmod 600 "$key"',
     "chown -R nobody $(pwd)",
@@ -148,6 +147,25 @@ def test_destroying_a_path_only_known_at_run_time_is_never_allowed(command: str)
             assert verdict.needs_unsafe
             assert "only known at run time" in verdict.reasons[0]
     assert assess(command, UNSAFE).decision is not Decision.ALLOW
+
+
+# A loop over globs whose variable is always quoted, and used whole or with a literal
+# suffix or prefix taken off, is judged as its words: the same verdict as the glob command.
+LOOPS_AS_THEIR_WORDS = [
+    ('for f in *; do rm -rf "$f"; done', "rm -rf *"),
+    ('for f in *.md; do mv -- "$f" "${f%.md}.txt"; done', "mv -- *.md *.txt"),
+    ('for f in IMG_*.jpg; do mv "$f" "holiday_${f#IMG_}"; done', "mv IMG_*.jpg holiday_*.jpg"),
+    ('for f in *.conf; do cp "$f" "$f.bak"; done', "cp *.conf *.conf.bak"),
+    ('for f in /etc/*.conf; do rm "$f"; done', "rm /etc/*.conf"),
+]
+
+
+@pytest.mark.parametrize(("loop", "words"), LOOPS_AS_THEIR_WORDS, ids=repr)
+def test_a_loop_whose_variable_is_followed_is_judged_as_its_words(loop: str, words: str) -> None:
+    for context in (RESTRICTED, FULL, INTERACTIVE):
+        verdict, plain = assess(loop, context), assess(words, context)
+        assert (verdict.decision, verdict.risk) == (plain.decision, plain.risk), context.mode
+        assert verdict.decision is not Decision.ALLOW or context.mode is ExecutionMode.FULL
 
 
 @pytest.mark.parametrize("command", DENYLISTED_LOOPS, ids=repr)

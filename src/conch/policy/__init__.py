@@ -22,6 +22,7 @@ from conch.policy.commands import analyse
 from conch.policy.denylist import catastrophes
 from conch.policy.evaluated import evaluated
 from conch.policy.loops import readings as loop_readings
+from conch.policy.loops import split_at_run_time as loop_splits
 from conch.policy.model import Analysis
 from conch.policy.plan import plan, simple_words
 from conch.policy.planned import analyse_plan
@@ -250,9 +251,11 @@ def assess(command: str, context: PolicyContext = PolicyContext()) -> Verdict:
         reject = True
     else:
         why, top = _shell_need(command, analysis, context)
-        # A loop's words judge its paths for the denylist, but a program that destroys a
-        # path only known at run time is refused as written (``for f in *; do rm "$f"``).
-        judged = [analysis, *(view for view in views if view is not analysis)]
+        # A loop read as its words (every use of its variable followed) is judged as those
+        # words: ``for f in *.txt; do mv "$f" "${f%.txt}.md"; done`` as ``mv *.txt *.md``.
+        # A program that destroys a path only known at run time is refused as written, and
+        # so is one given a glob's names unquoted (they split at their blanks).
+        judged = [analysis, *views] if loop_splits(command) else views
         refused = _once([r for view in judged for r in refusals(view)]) if why else []
         if why and context.environ is not None:
             refused = unset_variables(command, analysis, context.environ) + refused

@@ -28,7 +28,15 @@ from conch.policy.parse import (
     parse_tree,
 )
 
-__all__ = ["BINDERS", "MAX_READINGS", "MAX_WORDS", "descendants", "loop_name", "readings"]
+__all__ = [
+    "BINDERS",
+    "MAX_READINGS",
+    "MAX_WORDS",
+    "descendants",
+    "loop_name",
+    "readings",
+    "split_at_run_time",
+]
 
 # Builtins that set the variables their arguments name.
 BINDERS = frozenset(
@@ -62,6 +70,8 @@ class _Edit:
     end: int
     quoted: bool  # inside double quotes: one word, no splitting
     whole: bool  # the whole word (a leading ``~`` of the value still means home)
+    # ``${name%.txt}``: the operator (``%``, ``%%``, ``#``, ``##``) and its literal pattern.
+    trim: tuple[str, str] | None = None
 
 
 def readings(command: str) -> list[str]:
@@ -106,6 +116,27 @@ def readings(command: str) -> list[str]:
             text = text[: edit.start] + _render(value, edit).encode("utf-8") + text[edit.end :]
         found.append(text.decode("utf-8"))
     return list(dict.fromkeys(found))
+
+
+def split_at_run_time(command: str) -> bool:
+    """Whether a loop of ``command`` over a glob uses its variable unquoted: a name the glob
+    matches splits at its blanks into words the reading does not show (``for f in *.log; do
+    rm $f; done`` removes ``a`` and ``b.log`` for ``a b.log``)."""
+    if "for" not in command:
+        return False
+    try:
+        root = parse_tree(command)
+    except ParseFailure:
+        return False
+    nodes = list(descendants(root))
+    for loop in (n for n in nodes if n.type == "for_statement"):
+        name = loop_name(loop)
+        values = _values(loop.children_by_field_name("value"))
+        if name is None or values is None or not any(v.glob for v in values):
+            continue
+        if not all(edit.quoted for edit in _uses(name, loop, nodes) or ()):
+            return True
+    return False
 
 
 def descendants(node: Node) -> Iterator[Node]:
@@ -165,9 +196,14 @@ def _values(nodes: list[Node]) -> list[_Value] | None:
     return found
 
 
+# ``${name%.txt}`` and its kin with a literal pattern: a suffix or prefix taken off the value.
+_TRIM = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<op>%%|%|##|#)(?P<pattern>[\w.+-]+)\}")
+
+
 def _uses(name: str, loop: Node, nodes: list[Node]) -> list[_Edit] | None:
-    """Where ``$name`` and ``${name}`` are used after the start of ``loop``; None when it is
-    used with an operator (``${name%.txt}``), which this reading does not follow."""
+    """Where ``$name``, ``${name}`` and ``${name%suffix}`` (``%%``, ``#``, ``##``, with a
+    literal pattern) are used after the start of ``loop``; any other operator leaves the
+    word only known at run time."""
     edits: list[_Edit] = []
     for node in nodes:
         if node.type not in ("simple_expansion", "expansion") or node.start_byte < loop.start_byte:
@@ -175,16 +211,35 @@ def _uses(name: str, loop: Node, nodes: list[Node]) -> list[_Edit] | None:
         names = [c for c in node.named_children if c.type == "variable_name"]
         if not names or node_text(names[0]) != name:
             continue
+        trim: tuple[str, str] | None = None
         if node.type == "expansion" and node_text(node) != f"${{{name}}}":
-            continue  # stays a word only known at run time
+            found = _TRIM.fullmatch(node_text(node))
+            if found is None or found["name"] != name:
+                continue  # stays a word only known at run time
+            trim = (found["op"], found["pattern"])
         parent = node.parent
         quoted = parent is not None and parent.type == "string"
         whole = _alone(node) if not quoted else parent is not None and _alone_in_string(parent)
         if quoted and whole and parent is not None:
-            edits.append(_Edit(parent.start_byte, parent.end_byte, True, True))
+            edits.append(_Edit(parent.start_byte, parent.end_byte, True, True, trim))
         else:
-            edits.append(_Edit(node.start_byte, node.end_byte, quoted, whole))
+            edits.append(_Edit(node.start_byte, node.end_byte, quoted, whole, trim))
     return edits
+
+
+def _trimmed(value: _Value, trim: tuple[str, str] | None) -> _Value:
+    """``value`` with ``trim``'s suffix or prefix taken off, as bash would where the word
+    holds it; a glob keeps its text where the pattern may or may not lie in what it matches
+    (``${f%.txt}`` of ``*`` reads as ``*``: names in the same place)."""
+    if trim is None:
+        return value
+    op, pattern = trim
+    text = value.text
+    if op.startswith("%") and text.endswith(pattern):
+        return _Value(text[: -len(pattern)], value.glob)
+    if op.startswith("#") and text.startswith(pattern):
+        return _Value(text[len(pattern) :], value.glob)
+    return value
 
 
 def _alone(node: Node) -> bool:
@@ -199,6 +254,7 @@ def _alone_in_string(string: Node) -> bool:
 
 def _render(value: _Value, edit: _Edit) -> str:
     """``value`` written where ``edit`` says, as shell text that reads back the same."""
+    value = _trimmed(value, edit.trim)
     if edit.quoted:
         word = _word(value.text, value.glob, edit.whole)
         return word if edit.whole else f'"{word}"'
