@@ -102,3 +102,31 @@ def test_a_denylisted_command_the_model_asks_for_is_refused_in_every_mode(
         assert "refused" in event.result.content.lower(), event.result.content
     assert not asked  # refused before anyone is asked, even with a yes ready
     assert tmp_path.exists() and Path("/usr/bin").exists()
+
+
+def test_do_acts_through_the_one_shot_pipeline_on_the_real_model(
+    service: None, tmp_path: Path
+) -> None:
+    # The workspace lies beside the temporary home, with a canary outside it.
+    root = tmp_path / "project"
+    (root / "data").mkdir(parents=True)
+    for name, text in {"a.csv": "", "b.csv": "1,2\n", "c.csv": ""}.items():
+        (root / "data" / name).write_text(text, encoding="utf-8")
+    canary = tmp_path / "canary.txt"
+    canary.write_text("untouched\n", encoding="utf-8")
+    events: list[AgentEvent] = []
+    tools = ToolOptions(root=root, web=False, bash=True, mode=ExecutionMode.FULL, act=True)
+    with Session.from_settings(Settings(), tools=tools, act_first=True) as session:
+        session.chat(
+            "Write the names of the empty files in the data directory to empty.txt, one per line.",
+            on_event=events.append,
+        )
+    done = [e for e in events if isinstance(e, ToolFinished) and e.call.name == "do"]
+    assert done, [type(e).__name__ for e in events]
+    first = done[0].result.content
+    assert first.startswith("command: "), first
+    assert "trial run on a copy: " in first, first
+    assert done[0].ran is not None and done[0].ran.command in first
+    written = (root / "empty.txt").read_text(encoding="utf-8").split()
+    assert sorted(Path(name).name for name in written) == ["a.csv", "c.csv"], written
+    assert canary.read_text(encoding="utf-8") == "untouched\n"
