@@ -13,6 +13,7 @@ from conch.command.generate import select_examples
 from conch.command.intent import Intent, classify
 from conch.command.judge import mismatch
 from conch.command.propose import Pipeline
+from conch.command.shorten import MAX_SHORTENED, shortened
 from conch.command.request import RequestContext
 from conch.config.settings import AllowedProgram, PromptConfig, Settings
 from conch.execute.dryrun import DryRun
@@ -106,6 +107,49 @@ def test_a_command_that_runs_but_does_not_fit_is_repaired_with_the_reason(tree: 
     assert [t.source for t in proposal.trials] == ["greedy", "repair"]
     assert "not files" in seen[1][-1].content and "total" in seen[1][-1].content
     assert proposal.trials_json()[0]["mismatch"] == proposal.trials[0].mismatch
+
+
+COUNTS = "awk '{print $1}' access.log | sort | uniq -c | sort -rn"
+NO_COUNTS = COUNTS + " | awk '{print $2}'"
+
+
+def test_a_pipeline_is_shortened_by_its_last_stages_longest_first() -> None:
+    assert shortened(NO_COUNTS + " | head -n 3") == [NO_COUNTS, COUNTS, COUNTS.rsplit(" | ", 1)[0]]
+    assert len(shortened("a | b | c | d | e | f")) == MAX_SHORTENED
+    assert shortened("ls -l") == []
+    assert shortened("ls | wc -l && echo done") == []  # a list, not one pipeline
+    assert shortened("for f in *; do echo $f; done | sort") == []  # a loop is no plain stage
+    assert shortened("ls |") == []  # does not parse
+
+
+def test_a_repair_that_still_drops_what_was_asked_is_shortened(tree: Path) -> None:
+    # The model adds a stage that throws the counts away, and keeps it when told.
+    replies = [NO_COUNTS, NO_COUNTS + " | head -n 10"]
+    outputs = {
+        NO_COUNTS: b"203.0.113.7\n198.51.100.23\n",
+        NO_COUNTS + " | head -n 10": b"203.0.113.7\n198.51.100.23\n",
+        COUNTS: b"      9 203.0.113.7\n      5 198.51.100.23\n",
+    }
+    ran: list[str] = []
+
+    def dry(command: str) -> DryRun:
+        ran.append(command)
+        return DryRun(command, 0, outputs[command], "")
+
+    settings = Settings.model_validate(
+        {"generation": {"review": 1}, "validation": {"enabled": False}}
+    )
+    pipeline = Pipeline(
+        ScriptedProvider.of(*replies), settings, DEBIAN, PolicyContext(), dry_runner=dry, cwd=tree
+    )
+    proposal = pipeline.propose(RequestContext("count unique IPs in access.log by frequency"))
+    assert proposal.command == COUNTS
+    assert [(t.source, t.outcome) for t in proposal.trials] == [
+        ("greedy", "mismatch"),
+        ("repair", "mismatch"),
+        ("shortened", "ok"),
+    ]
+    assert ran == [NO_COUNTS, NO_COUNTS + " | head -n 10", COUNTS]
 
 
 def test_a_whitelist_finds_the_examples_of_its_programs() -> None:

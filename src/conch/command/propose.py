@@ -26,6 +26,7 @@ from conch.command.generate import (
 from conch.command.judge import mismatch
 from conch.command.proposal import PipelineEvent, Proposal, Proposed, Step, Tried, Validated
 from conch.command.request import RequestContext
+from conch.command.shorten import shortened
 from conch.config.settings import PromptConfig, Settings
 from conch.errors import ConchError, ModelOutputError
 from conch.execute.dryrun import DryRunner
@@ -267,6 +268,8 @@ class _Request:
         if self.runner is not None and gen.repair and repair is not None:
             yield Step("repairing")
             chosen = yield from self.retry(ask, repair, "repair", replies, trials, earlier, notes)
+        if self.runner is not None and gen.repair and chosen.outcome == "mismatch":
+            chosen = yield from self.shorten(chosen, replies, trials, earlier)
         if chosen.verdict.decision is Decision.REJECT and chosen.verdict.needs_unsafe:
             # Told what this mode runs, the model still wrote something that needs a shell:
             # one more try with the reason, before the user sees a refusal.
@@ -300,6 +303,25 @@ class _Request:
         if made is not None and made.command not in replies:
             replies[made.command] = made
             trials.append((yield from self.trial(made.command, source, earlier + trials)))
+        return trials[choose(trials)]
+
+    def shorten(
+        self,
+        chosen: Trial,
+        replies: dict[str, Generated],
+        trials: list[Trial],
+        earlier: list[Trial],
+    ) -> Generator[PipelineEvent, None, Trial]:
+        """``chosen``'s pipeline without its last stages (``conch.command.shorten``), longest
+        first, until one's output fits the request; the choice is then made again."""
+        for command in shortened(chosen.command):
+            if command in replies:
+                continue
+            replies[command] = replace(replies[chosen.command], command=command, logprob=None)
+            trial = yield from self.trial(command, "shortened", earlier + trials)
+            trials.append(trial)
+            if trial.outcome == "ok":
+                break
         return trials[choose(trials)]
 
     def trial(
