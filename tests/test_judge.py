@@ -13,8 +13,8 @@ from conch.command.generate import select_examples
 from conch.command.intent import Intent, classify
 from conch.command.judge import mismatch
 from conch.command.propose import Pipeline
-from conch.command.shorten import MAX_SHORTENED, shortened
 from conch.command.request import RequestContext
+from conch.command.shorten import MAX_SHORTENED, shortened
 from conch.config.settings import AllowedProgram, PromptConfig, Settings
 from conch.execute.dryrun import DryRun
 from conch.messages import Message
