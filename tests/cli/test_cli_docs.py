@@ -123,8 +123,12 @@ def test_the_tools_page_lists_every_agent_tool_with_its_trigger(tmp_path: Path) 
         web=True,
         web_search=NoSearch(),
         evaluate_sandbox=Sandbox("/usr/bin/bwrap", "given"),  # offered as where one works
+        act=True,
     )
-    tools = default_tools(options)
+    from conch.providers import ScriptedProvider
+
+    model = ScriptedProvider.of()
+    tools = default_tools(options, None, lambda: model)
     tools.append(lookup_tool(lambda: tools))
     expected = tools_table(tools)
     page = render_help("tools")

@@ -10,7 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from cliutil import CliResult, capture, dead_server, missing_model, one_line_error, script, step
+from cliutil import (
+    CliResult,
+    capture,
+    dead_server,
+    missing_model,
+    one_line_error,
+    script,
+    step,
+    write_config,
+)
 from conch.config.paths import Paths
 
 Conch = Callable[..., CliResult]
@@ -184,6 +193,36 @@ def test_allow_dangerous_runs_a_write_command_without_asking(
     assert (tmp_path / "work" / "made.txt").exists()
     audit = (Paths.default().state_dir / "audit.log").read_text(encoding="utf-8")
     assert "touch made.txt" in audit
+
+
+def test_act_sends_the_instruction_to_do_first_and_shows_the_step(
+    conch: Conch, isolated_dirs: Path, tmp_path: Path
+) -> None:
+    # The first model reply is the pipeline's command for the instruction; the second, the
+    # agent's answer once it has read what do did.
+    write_config(
+        isolated_dirs,
+        'ai:\n  provider: scripted\n  script:\n    - "touch made.txt"\n    - "Made it."\n'
+        "generation:\n  review: 1\n  dry_run: false\nvalidation:\n  enabled: false\n",
+    )
+    result = conch("run", "--act", "--allow-dangerous", "make a file called made.txt")
+    assert result.code == 0, result.err
+    assert result.out == "Made it.\n"
+    assert (tmp_path / "work" / "made.txt").exists()
+    assert "✓ do: make a file called made.txt" in result.err
+    assert "$ touch made.txt" in result.err and "trial run: not tried" in result.err
+
+
+def test_act_without_a_mode_asks_like_allow_bash(conch: Conch, isolated_dirs: Path) -> None:
+    write_config(
+        isolated_dirs,
+        'ai:\n  provider: scripted\n  script:\n    - "touch made.txt"\n    - "Not done."\n'
+        '    - "It needs your yes."\n'
+        "generation:\n  review: 1\n  dry_run: false\nvalidation:\n  enabled: false\n",
+    )
+    result = conch("run", "--act", "make a file called made.txt")
+    assert result.code == 4, result.err  # restricted mode: a write needs a yes, none to ask
+    assert "conch wrote `touch made.txt`, which did not run" in result.err
 
 
 def test_a_yes_on_the_terminal_lets_a_command_run(

@@ -49,6 +49,7 @@ class AgentSetup:
     bash: bool
     mode: ExecutionMode
     max_iterations: int
+    act: bool = False  # --act: the do tool, given each instruction first
 
 
 def setup_from(args: argparse.Namespace, env: Environment, default_mode: str) -> AgentSetup:
@@ -71,17 +72,19 @@ def setup_from(args: argparse.Namespace, env: Environment, default_mode: str) ->
             raise UsageError(
                 "full-autonomous mode runs commands without asking: say so with --allow-dangerous"
             )
-        if not args.allow_bash:
+        if not (args.allow_bash or getattr(args, "act", False)):
             raise UsageError(
                 "--mode sets how the bash tool's commands run; add --allow-bash to offer it"
             )
     else:
         mode = parse_mode(default_mode)
+    act = bool(getattr(args, "act", False))
     return AgentSetup(
         sandbox_root(args.sandbox, env),
-        args.allow_bash or args.allow_dangerous,
+        args.allow_bash or args.allow_dangerous or act,
         mode,
         args.max_iterations,
+        act,
     )
 
 
@@ -109,6 +112,8 @@ def flag_tools(
         mode=setup.mode,
         evaluate=not args.no_python,
         web=args.web,
+        act=setup.act,
+        settings=settings,
         **extra,
     )
 
@@ -146,7 +151,9 @@ def open_session(
         args, setup, loaded.settings, confirm=confirm, plan_state=plan, on_refused=refusals
     )
     limits = Limits(max_iterations=setup.max_iterations)
-    session = Session.from_settings(loaded.settings, tools=tools, limits=limits)
+    session = Session.from_settings(
+        loaded.settings, tools=tools, limits=limits, act_first=setup.act
+    )
     if not getattr(args, "quiet", False):
         for off in (evaluate_off(tools), containment_off(tools)):
             if off is not None:

@@ -69,7 +69,7 @@ def build_chat_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--show-system-prompt", action="store_true", help="print the system prompt and exit"
     )
-    add_agent_flags(p, CHAT_ITERATIONS)
+    add_agent_flags(p, CHAT_ITERATIONS, act=True)
     return p
 
 

@@ -80,11 +80,19 @@ def add_daemon_flag(p: argparse._ActionsContainer) -> None:
     )
 
 
-def add_agent_flags(p: argparse.ArgumentParser, iterations: int) -> None:
+def add_agent_flags(p: argparse.ArgumentParser, iterations: int, *, act: bool = False) -> None:
     """The flags of the subcommands that give the agent's tools (``chat``, ``run``,
     ``serve``, ``mcp``): tools, execution mode, model replies per turn (``iterations``; 0:
-    no agent loop, as in ``conch mcp``), model, quiet and traceback."""
+    no agent loop, as in ``conch mcp``), model, quiet and traceback; with ``act``, ``--act``
+    (the ``do`` tool, for the subcommands whose agent has a model to write commands with)."""
     tools = p.add_argument_group("tools")
+    if act:
+        tools.add_argument(
+            "--act",
+            action="store_true",
+            help="steps in plain language: conch's command pipeline writes, tries and runs "
+            "each one (the do tool, given each instruction first; implies --allow-bash)",
+        )
     tools.add_argument(
         "--sandbox",
         metavar="DIR",

@@ -46,7 +46,7 @@ def build_run_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("instruction", nargs="*", metavar="INSTRUCTION", help="the task, in quotes")
     p.add_argument("--plan", metavar="FILE", help="a task file: YAML, JSON or Markdown")
-    add_agent_flags(p, RUN_ITERATIONS)
+    add_agent_flags(p, RUN_ITERATIONS, act=True)
     return p
 
 
