@@ -12,7 +12,7 @@ from agentutil import EventLog, sent
 from conch.agent import Session
 from conch.agent.builtin import ToolOptions
 from conch.agent.conversation import alternation_problems
-from conch.agent.outputs import expected_outputs, missing_note, still_missing
+from conch.agent.outputs import expected_outputs, missing_note, still_empty, still_missing
 from conch.messages import TextDelta
 from conch.policy import ExecutionMode
 from conch.providers.scripted import ScriptedProvider
@@ -97,3 +97,22 @@ def test_a_question_is_answered_at_once(tmp_path: Path) -> None:
     session = _session(tmp_path, '{"answer": "It does not exist."}')
     assert session.chat("Is there a notes.txt here?") == "It does not exist."
     assert len(sent(session).sent) == 1
+
+
+def test_an_answer_while_the_asked_for_file_is_empty_is_held_back_once(tmp_path: Path) -> None:
+    # The command's output went to the file, and it printed nothing: the model is asked to
+    # check before it answers; the second answer stands, whatever it says.
+    write = {"tool": "fs_write", "arguments": {"path": "result.txt", "content": ""}}
+    session = _session(
+        tmp_path,
+        json.dumps(write),
+        '{"answer": "result.txt holds the result."}',
+        '{"answer": "result.txt is empty: the script printed nothing."}',
+    )
+    reply = session.chat("Run the script and save its output to result.txt")
+    assert reply == "result.txt is empty: the script printed nothing."
+    note = sent(session).sent[2].messages[-1].content
+    assert "result.txt is empty" in note and "Check the work before answering" in note
+    assert still_empty(("result.txt", "missing.txt"), tmp_path) == ("result.txt",)
+    (tmp_path / "result.txt").write_text("3\n")
+    assert still_empty(("result.txt",), tmp_path) == ()

@@ -43,7 +43,13 @@ from conch.agent.events import (
     ToolStarted,
     TurnFinished,
 )
-from conch.agent.outputs import expected_outputs, missing_note, still_missing
+from conch.agent.outputs import (
+    empty_note,
+    expected_outputs,
+    missing_note,
+    still_empty,
+    still_missing,
+)
 from conch.agent.results import DEFAULT_CAP, capped, ran_by
 from conch.agent.toolcalls import AnswerStream, parse_step, step_schema
 from conch.errors import EMPTY_REPLY, ModelOutputError
@@ -175,10 +181,12 @@ class Agent:
                 standing = unresolved.standing()
                 retry = bool(standing) and retries < self.limits.max_retries
                 missing: tuple[str, ...] = ()
+                empty: tuple[str, ...] = ()
                 if not retry and wanted and checks < self.limits.max_output_checks:
                     assert self.root is not None
                     missing = still_missing(wanted, self.root)
-                hold = retry or bool(missing)
+                    empty = () if missing else still_empty(wanted, self.root)
+                hold = retry or bool(missing) or bool(empty)
                 reply = yield from self._reply(conversation, iteration, partial, hold)
                 usage = Usage(
                     usage.prompt_tokens + reply.usage.prompt_tokens,
@@ -190,7 +198,10 @@ class Agent:
                     else:
                         checks += 1
                     conversation.add(Message("assistant", reply.text))
-                    note = retry_note(request, standing) if retry else missing_note(missing)
+                    if retry:
+                        note = retry_note(request, standing)
+                    else:
+                        note = missing_note(missing) if missing else empty_note(empty)
                     conversation.add(Message("user", note))
                     continue
                 if not reply.calls and not reply.text.strip():

@@ -5,7 +5,8 @@ for the result in a file ("... and write the number to count.txt"). The agent lo
 before it accepts an answer: when the instruction asks for something to be written, saved,
 created, renamed, moved or copied, every file name in it that did not exist when the turn
 began is taken for a file the user expects, and an answer given while one of them is still
-missing is held back once, with a note naming them (``Limits.max_output_checks``).
+missing, or is there but empty, is held back once, with a note naming them
+(``Limits.max_output_checks``).
 
 A file name here is a word with an extension (``count.txt``, ``docs/INDEX.md``), not a
 pattern (``*.txt``) or a URL; paths are read relative to the sandbox root.
@@ -54,6 +55,31 @@ def expected_outputs(instruction: str, root: Path) -> tuple[str, ...]:
 def still_missing(names: tuple[str, ...], root: Path) -> tuple[str, ...]:
     """Those of ``names`` that do not exist under ``root``."""
     return tuple(name for name in names if not _exists(root, name))
+
+
+def still_empty(names: tuple[str, ...], root: Path) -> tuple[str, ...]:
+    """Those of ``names`` that are empty files under ``root`` (a command whose output went
+    to the file printed nothing, or the file was created and never written)."""
+    empty: list[str] = []
+    for name in names:
+        try:
+            path = root / name
+            if path.is_file() and not path.is_symlink() and path.stat().st_size == 0:
+                empty.append(name)
+        except (OSError, ValueError):
+            continue
+    return tuple(empty)
+
+
+def empty_note(names: tuple[str, ...]) -> str:
+    """What the model is told when it answers while files the task asks for are empty."""
+    listed = ", ".join(names)
+    return (
+        f"Check the work before answering: {listed} "
+        f"{'is' if len(names) == 1 else 'are'} empty. If that is not the right result, find "
+        "out why (read what the command printed, or run it again without the redirection) "
+        "and fix it; if it is right, answer and say so."
+    )
 
 
 def missing_note(names: tuple[str, ...]) -> str:
