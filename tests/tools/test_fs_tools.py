@@ -299,6 +299,18 @@ def test_grep_counts_the_lines_a_file_has_and_no_more(call: Call, sandbox: Path)
     )
 
 
+def test_a_write_of_copied_listing_or_grep_lines_says_so(call: Call, sandbox: Path) -> None:
+    listing = "sub/\na.csv  0 B\nb.csv  4 B\nhuge.bin  4.9 KiB\nbuild  21 B  executable\n"
+    result = call("fs_write", path="empty.txt", content=listing)
+    assert not result.is_error
+    assert "these lines are fs_list's output (sizes after the names), copied" in result.content
+    assert (sandbox / "empty.txt").read_text() == listing  # written as given all the same
+    grepped = call("fs_write", path="todo.txt", content="src/main.py:2\nsrc/io/reader.py:1:# x\n")
+    assert "fs_grep's output (file:line:text)" in grepped.content
+    for plain in ("a.csv\nc.csv\n", "host: db\nport: 5432\n", "only one line  4 B\n"):
+        assert "note:" not in call("fs_write", path="plain.txt", content=plain).content
+
+
 def test_grep_stops_at_max_matches_and_says_so(call: Call, sandbox: Path) -> None:
     write(sandbox / "many.txt", "hit\n" * 50)
     lines = call("fs_grep", pattern="hit", max_matches=5).content.splitlines()

@@ -83,7 +83,7 @@ class Files(SandboxFiles):
         lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
         verb = "replaced" if existed else "created"
         done = f"{verb} '{self.shown(target)}' ({size} bytes, {lines} lines)"
-        return done + _json_warning(target, content)
+        return done + _json_warning(target, content) + _copied_warning(content)
 
     def locate(self, action: str, shown: str, text: str, old: str, replace_all: bool) -> list[int]:
         """Where ``old`` starts in ``text``: one place, or every place with ``replace_all``."""
@@ -308,6 +308,34 @@ def _json_warning(target: Path, content: str) -> str:
             "write it again"
         )
     return ""
+
+
+# One entry of fs_list's output ("a.csv  0 B", "build  21 B  executable") and one line of
+# fs_grep's ("src/main.py:2:text").
+_SIZED = re.compile(r"\S.*  \d+(?:\.\d+)? (?:B|KiB|MiB|GiB)(?:  executable)?")
+_LISTED = re.compile(rf"{_SIZED.pattern}|\S.*/")
+_GREPPED = re.compile(r"[^\s:]*[./][^\s:]*:\d+(?::.*)?")
+
+
+def _copied_warning(content: str) -> str:
+    """A note when every line written is a line of fs_list's or fs_grep's output: a small
+    model copies a listing (sizes and all) where the task wanted the names that meet a
+    condition, else ``""``."""
+    lines = [line.strip() for line in content.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return ""
+    if all(_LISTED.fullmatch(line) for line in lines) and any(_SIZED.fullmatch(x) for x in lines):
+        what = "fs_list's output (sizes after the names)"
+    elif all(_GREPPED.fullmatch(line) for line in lines):
+        what = "fs_grep's output (file:line:text)"
+    else:
+        return ""
+    return (
+        f"; note: these lines are {what}, copied. If the file should hold only names, or only "
+        "those that meet a condition (empty, larger than a size, executable, containing a "
+        "word), write just those: compute them with a command (do or bash) rather than "
+        "copying a listing"
+    )
 
 
 def _closest_line(text: str, old: str) -> tuple[int, str] | None:
