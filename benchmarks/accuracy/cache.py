@@ -20,6 +20,10 @@ ROOT = Path(__file__).resolve().parents[2]
 def candidate_from(data: dict[str, Any]) -> Candidate:
     """A candidate as a cache entry or a report row records it (conch's with its trials)."""
     fields = {k: data[k] for k in ("command", "raw", "seconds", "error", "refused")}
+    if data.get("agent") is not None:
+        from benchmarks.accuracy.agent_tool import AgentCandidate
+
+        return AgentCandidate(**fields, agent=data["agent"])
     if data.get("trials") is not None:
         return ConchCandidate(**fields, trials=data["trials"])
     return Candidate(**fields)
@@ -33,6 +37,12 @@ _TOOL_SOURCES = {
         "benchmarks/accuracy/conch_tool.py",
         "benchmarks/accuracy/generators.py",
         "benchmarks/accuracy/sandbox.py",
+    ),
+    "conch-agent": (
+        "src/conch",
+        "benchmarks/accuracy/agent_tool.py",
+        "benchmarks/accuracy/generators.py",
+        "benchmarks/accuracy/fixtures.py",
     ),
     "bare": ("benchmarks/accuracy/generators.py",),
     "bare+md": ("benchmarks/accuracy/generators.py",),
@@ -50,7 +60,7 @@ def code_fingerprint(tool: str) -> str:
     """A hash of the sources ``tool``'s answers depend on, so a code change starts afresh."""
     digest = hashlib.sha256()
     files: list[Path] = [ROOT / "benchmarks" / "accuracy" / "candidate.py"]
-    if tool.startswith("conch-"):  # an ablation variant: conch plus its settings
+    if tool.startswith("conch-") and tool not in _TOOL_SOURCES:  # an ablation variant
         sources: tuple[str, ...] = (
             *_TOOL_SOURCES["conch"],
             "benchmarks/accuracy/ablation.py",

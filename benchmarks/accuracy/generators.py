@@ -71,11 +71,19 @@ class BareGenerator:
             raw, seconds = self.reply(task.nl)
         except ConchError as exc:
             return Candidate(None, "", time.monotonic() - started, error=f"{PROVIDER_ERROR}{exc}")
-        command = strip_markdown(raw) if self.markdown else raw.strip()
-        if not command:
-            return Candidate(None, raw, seconds, error="empty reply")
-        if looks_like_refusal(command):
-            return Candidate(None, raw, seconds, refused=True)
-        if "```" in command:
-            return Candidate(None, raw, seconds, error="markdown code fence in the reply")
-        return Candidate(command, raw, seconds)
+        return command_from_reply(raw, seconds, self.markdown)
+
+
+def command_from_reply(raw: str, seconds: float, markdown: bool) -> Candidate:
+    """The command a reply gives, as the bare baselines take it: the reply stripped of spaces
+    (``markdown``: of one code fence or inline code span first, as ``bare+md``). An empty
+    reply, or one still holding a fence, is an extraction failure; prose that declines is a
+    refusal. One rule for every tool whose answer is free text."""
+    command = strip_markdown(raw) if markdown else raw.strip()
+    if not command:
+        return Candidate(None, raw, seconds, error="empty reply")
+    if looks_like_refusal(command):
+        return Candidate(None, raw, seconds, refused=True)
+    if "```" in command:
+        return Candidate(None, raw, seconds, error="markdown code fence in the reply")
+    return Candidate(command, raw, seconds)

@@ -49,6 +49,10 @@ def make_tools(names: list[str], base_url: str, model: str) -> list[Generator]:
     for name in names:
         if name == "conch":
             tools.append(ConchGenerator(base_url, model))
+        elif name == "conch-agent":  # conch's agent, several steps (not a settings variant)
+            from benchmarks.accuracy.agent_tool import AgentGenerator
+
+            tools.append(AgentGenerator(base_url, model))
         elif name.startswith("conch-"):
             from benchmarks.accuracy.ablation import VARIANTS, ConchVariant
 
@@ -202,6 +206,7 @@ def row_for(
         "policy_reasons": reasons,
         "seconds": round(candidate.seconds, 3),
         "trials": getattr(candidate, "trials", None),
+        "agent": getattr(candidate, "agent", None),  # conch-agent: its model and tool calls
         **levels.to_json(),
         "exit_code": result.exit_code if result else None,
         "timed_out": result.timed_out if result else None,
