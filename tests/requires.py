@@ -1,4 +1,5 @@
-"""Tests that need a program a machine may lack: busybox, chromium, bubblewrap, man.
+"""Tests that need a program a machine may lack: busybox, chromium, bubblewrap, man, zsh,
+fish.
 
 ``needs("busybox")`` marks a test (or a module, as ``pytestmark``, or a parameter) that needs
 the program. It is the one place that decides what happens when the program is missing:
@@ -65,6 +66,8 @@ TOOLS = {
         Tool("busybox", "apt-get install busybox", _on_path("busybox")),
         Tool("chromium", "apt-get install chromium", _on_path("chromium")),
         Tool("man", "apt-get install man-db psmisc", _on_path("man", "pstree")),
+        Tool("zsh", "apt-get install zsh", _on_path("zsh")),
+        Tool("fish", "apt-get install fish", _on_path("fish")),
         Tool(
             "bubblewrap",
             "it comes with conch, and needs unprivileged user namespaces",

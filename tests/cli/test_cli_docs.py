@@ -14,6 +14,7 @@ from conch.cli.authcmd import build_auth_parser
 from conch.cli.chat import build_chat_parser
 from conch.cli.daemoncmd import build_daemon_parser
 from conch.cli.help import TOPICS, render_help
+from conch.cli.integrationcmd import build_integration_parser
 from conch.cli.main import build_check_parser, build_parser
 from conch.cli.mcpcmd import build_mcp_parser
 from conch.cli.runcmd import build_run_parser
@@ -39,7 +40,8 @@ def test_every_cli_flag_is_documented_in_a_help_topic(flag: str) -> None:
     + [("run", flag) for flag in _flags(build_run_parser())]
     + [("auth", flag) for flag in _flags(build_auth_parser())]
     + [("shell", flag) for flag in _flags(build_shell_parser())]
-    + [("mcp", flag) for flag in _flags(build_mcp_parser())],
+    + [("mcp", flag) for flag in _flags(build_mcp_parser())]
+    + [("integration", flag) for flag in _flags(build_integration_parser())],
 )
 def test_every_agent_flag_is_documented_on_its_command_s_page(topic: str, flag: str) -> None:
     assert flag in render_help(topic), f"{flag} is not documented in `conch help {topic}`"
@@ -56,6 +58,8 @@ def test_every_agent_flag_is_documented_on_its_command_s_page(topic: str, flag: 
         ["help", "shell"],
         ["help", "tools"],
         ["help", "mcp"],
+        ["help", "integration"],
+        ["integration", "show", "bash"],
         ["check", "--", "ls", "-la"],
     ],
 )

@@ -79,7 +79,8 @@ def test_a_command_word_written_plainly_is_a_usage_error_naming_both_ways(
 
 def test_the_subcommands_still_dispatch(conch: Conch, isolated_dirs: Path) -> None:
     assert set(COMMANDS) == {
-        *("check", "daemon", "doctor", "help", "chat", "shell", "run", "serve", "mcp", "auth")
+        *("check", "daemon", "doctor", "help", "chat", "shell", "run", "serve", "mcp", "auth"),
+        "integration",
     }
     checked = conch("check", "--json", "--", "ls", "-la")
     assert checked.code == 0 and '"decision": "allow"' in checked.out
@@ -95,8 +96,9 @@ def test_usage_lists_every_subcommand_and_the_ways_to_ask() -> None:
 
 def test_help_lists_each_subcommand_with_its_summary_and_the_reserved_words() -> None:
     text = build_parser().format_help()
+    width = max(len(name) for name in COMMANDS) + 2
     for command in COMMANDS.values():
-        assert f"  {command.name:<8}{command.summary}" in text
+        assert f"  {command.name:<{width}}{command.summary}" in text
     assert ("Reserved for subcommands to come" in text) == bool(RESERVED)
     assert "conch -- run the tests" in text and "conch ask run the tests" in text
     assert max(len(line) for line in text.splitlines()) <= 80

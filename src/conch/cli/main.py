@@ -122,6 +122,13 @@ def _auth(rest: list[str], env: Environment) -> int:
     return run_auth(_parse(build_auth_parser(), "auth", rest), env)
 
 
+def _integration(rest: list[str], env: Environment) -> int:
+    from conch.cli.integrationcmd import build_integration_parser, run_integration
+
+    parsed = _parse(build_integration_parser(), "integration", rest)
+    return run_integration(parsed, env, completion_parser)
+
+
 def _help(rest: list[str], env: Environment) -> int:
     if len(rest) > 1:
         raise UsageError(
@@ -149,6 +156,9 @@ COMMANDS = {
         Command("serve", "an OpenAI-compatible HTTP API and a web chat page", _serve),
         Command("mcp", "serve conch's tools to MCP clients (stdio or HTTP)", _mcp),
         Command("auth", "keep a provider's API key in the system keyring", _auth),
+        Command(
+            "integration", "conch in bash, zsh or fish: a key, history, completions", _integration
+        ),
     )
 }
 # Words kept for subcommands still to come.
@@ -167,10 +177,11 @@ DESCRIPTION = """\
 Turn a request in plain language into one shell command for this machine,
 check it with the safety policy, show it, and run it on your say-so.
 `conch help topics` lists the manual's topics."""
+_WIDTH = max(len(name) for name in COMMANDS) + 2
 EPILOG = "\n".join(
     [
         "subcommands:",
-        *(f"  {c.name:<8}{c.summary}" for c in COMMANDS.values()),
+        *(f"  {c.name:<{_WIDTH}}{c.summary}" for c in COMMANDS.values()),
         "",
         *([f"Reserved for subcommands to come: {', '.join(RESERVED)}."] if RESERVED else []),
         "A request that starts with a subcommand word is written",
@@ -283,6 +294,52 @@ def build_check_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
     return p
+
+
+# Where each subcommand's parser is built, for the completion scripts (``check``'s is built
+# here; ``help`` has none, its one word is a topic); a test holds that none is missing.
+PARSERS = {
+    "daemon": ("conch.cli.daemoncmd", "build_daemon_parser"),
+    "doctor": ("conch.cli.doctor", "build_doctor_parser"),
+    "chat": ("conch.cli.chat", "build_chat_parser"),
+    "shell": ("conch.cli.shellrepl", "build_shell_parser"),
+    "run": ("conch.cli.runcmd", "build_run_parser"),
+    "serve": ("conch.cli.servecmd", "build_serve_parser"),
+    "mcp": ("conch.cli.mcpcmd", "build_mcp_parser"),
+    "auth": ("conch.cli.authcmd", "build_auth_parser"),
+    "integration": ("conch.cli.integrationcmd", "build_integration_parser"),
+}
+
+
+def completion_parser() -> argparse.ArgumentParser:
+    """conch's whole command line as one parser, for the completion scripts (``conch
+    integration completions``): the request's options, and every subcommand's parser as a
+    subparser (``help`` with its topics, ``ask`` with the request's options)."""
+    import importlib
+
+    from conch.cli.help import TOPICS
+
+    oneshot = build_parser()
+    root = argparse.ArgumentParser(prog="conch", add_help=False, description=DESCRIPTION)
+    for action in oneshot._actions:
+        if action.option_strings:  # the request's words are free text
+            root._add_action(action)
+    subparsers = root.add_subparsers(dest="subcommand", metavar="SUBCOMMAND")
+    for name, command in COMMANDS.items():
+        if name == "help":
+            topic = subparsers.add_parser(name, help=command.summary)
+            topic.add_argument("topic", nargs="?", choices=TOPICS, help="the topic to read")
+            continue
+        if name == "check":
+            parser = build_check_parser()
+        else:
+            module, builder = PARSERS[name]
+            parser = getattr(importlib.import_module(module), builder)()
+        subparsers.add_parser(name, parents=[parser], add_help=False, help=command.summary)
+    subparsers.add_parser(
+        ASK, parents=[oneshot], add_help=False, help="a request, whatever its first word"
+    )
+    return root
 
 
 def main(argv: Sequence[str] | None = None, env: Environment | None = None) -> int:

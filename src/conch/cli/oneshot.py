@@ -328,6 +328,9 @@ def _execute(
         )
     except PolicyRejection as exc:  # the command refused (or the user's edit of it)
         raise with_hint(state, state.verdict, exc) from None
+    finally:
+        if state.executed and not args.no_history:
+            _to_shell_history(state)
     outcome = ran.result
     if outcome.error:
         env.stderr.write(f"conch: {outcome.error}\n")
@@ -336,6 +339,20 @@ def _execute(
         state.notes.append(f"killed after the {timeout:g} s timeout (execution.timeout_seconds)")
         env.stderr.write(f"conch: the command was stopped after {timeout:g} s\n")
     return outcome.exit_code
+
+
+def _to_shell_history(state: Run) -> None:
+    """The command that ran, for the user's own shell history when the shell integration's
+    ``conch`` function asks for it (``CONCH_SHELL_HISTORY``)."""
+    from conch.integration.history import append_ran
+
+    if state.command is None:
+        return
+    try:
+        append_ran(state.env.environ, state.command)
+    except ConchError as exc:
+        state.notes.append(str(exc))
+        state.env.stderr.write(f"conch: warning: {exc}\n")
 
 
 def _analyze(state: Run, loaded: LoadedSettings) -> int:

@@ -2,8 +2,8 @@
 the words, each subcommand's usage line, and the flag groups several subcommands share.
 
 Each subcommand builds its own parser in its own module (``chat``, ``runcmd``, ``servecmd``,
-``mcpcmd``, ``shellrepl``, ``authcmd``, ``daemoncmd``, ``doctor``; the one-shot and ``check``
-in ``main``). Only ``argparse`` here: ``conch --help`` lists every usage line without loading
+``mcpcmd``, ``shellrepl``, ``authcmd``, ``daemoncmd``, ``doctor``, ``integrationcmd``; the
+one-shot and ``check`` in ``main``). Only ``argparse`` here: ``conch --help`` lists every usage line without loading
 a subcommand.
 """
 
@@ -27,6 +27,7 @@ USAGES = {
     "serve": "conch serve [OPTIONS] [--host HOST] [--port PORT] [--api-key KEY]",
     "mcp": "conch mcp [OPTIONS] [--http [--host HOST] [--port PORT] [--no-auth]]",
     "auth": "conch auth set|show|remove PROVIDER",
+    "integration": "conch integration install|uninstall|show|completions SHELL [OPTIONS]",
 }
 TOOL_MODES = ("split", "unified", "both")
 MODES = ("interactive", "restricted", "full", "restricted-autonomous", "full-autonomous")

@@ -33,6 +33,7 @@ _SUMMARIES: tuple[tuple[str, str], ...] = (
     ("serve", "conch serve: an OpenAI-compatible API and a web chat page"),
     ("modes", "execution modes: when the agent's commands need your yes"),
     ("auth", "conch auth: API keys in the system keyring"),
+    ("integration", "conch integration: a key in bash, zsh or fish that asks conch"),
     ("unsafe", "-u/--unsafe: pipes, redirects and chaining, always confirmed"),
     ("explain", "-e/--explain and force_explain: understand before you run"),
     ("analyze", "--analyze: what went wrong with the last invocation"),
