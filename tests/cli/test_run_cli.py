@@ -202,7 +202,7 @@ def test_act_sends_the_instruction_to_do_first_and_shows_the_step(
     # agent's answer once it has read what do did.
     write_config(
         isolated_dirs,
-        'ai:\n  provider: scripted\n  script:\n    - "touch made.txt"\n    - "Made it."\n'
+        'ai:\n  provider: scripted\n  script:\n    - "echo made > made.txt"\n    - "Made it."\n'
         "generation:\n  review: 1\n  dry_run: false\nvalidation:\n  enabled: false\n",
     )
     result = conch("run", "--act", "--allow-dangerous", "make a file called made.txt")
@@ -210,7 +210,7 @@ def test_act_sends_the_instruction_to_do_first_and_shows_the_step(
     assert result.out == "Made it.\n"
     assert (tmp_path / "work" / "made.txt").exists()
     assert "✓ do: make a file called made.txt" in result.err
-    assert "$ touch made.txt" in result.err and "trial run: not tried" in result.err
+    assert "$ echo made > made.txt" in result.err and "trial run: not tried" in result.err
 
 
 def test_act_without_a_mode_asks_like_allow_bash(conch: Conch, isolated_dirs: Path) -> None:
