@@ -52,8 +52,15 @@ def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     return {"home": home, "work": work, "canary": canary, "root": tmp_path}
 
 
-def contained(command: str, place: dict[str, Path], verdict: Verdict, mode: ExecutionMode) -> Ran:
-    work = place["work"]
+def contained(
+    command: str,
+    place: dict[str, Path],
+    verdict: Verdict,
+    mode: ExecutionMode,
+    work: Path | None = None,
+) -> Ran:
+    """``command`` run as judged ``verdict`` in ``work`` (default: the place's workspace)."""
+    work = place["work"] if work is None else work
     context = PolicyContext(mode=mode, cwd=work, sandbox_root=work)
     return run_checked(
         command,
@@ -114,41 +121,19 @@ def test_a_writing_verdict_writes_in_the_workspace_and_nowhere_else(
 
 
 @needs("bubblewrap")
-def test_a_workspace_inside_a_home_under_tmp_stays_writable(
-    place: dict[str, Path], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_workspace_inside_a_home_under_tmp_stays_writable(place: dict[str, Path]) -> None:
     # The home is shown read-only in the private /tmp; the workspace inside it must still be
     # writable (the read-only bind of the home once covered it).
     project = place["home"] / "project"
     project.mkdir()
     inside = _python("open('made.txt', 'w').write('x')")
-    context = PolicyContext(mode=ExecutionMode.FULL, cwd=project, sandbox_root=project)
-    ran = run_checked(
-        inside,
-        context,
-        cwd=project,
-        state_dir=None,
-        approve=never_asked,
-        options=ConfirmOptions(mode=ExecutionMode.FULL),
-        interactive=False,
-        verdict=wrong(inside, Risk.WRITES),
-        timeout=20,
-    )
+    full = ExecutionMode.FULL
+    ran = contained(inside, place, wrong(inside, Risk.WRITES), full, project)
     assert ran.contained is not None and str(project) in ran.contained.writable
     assert ran.result.exit_code == 0, ran.result.stderr
     assert (project / "made.txt").read_text(encoding="utf-8") == "x"
     planted = _python("open('../planted.txt', 'w').write('x')")
-    run_checked(
-        planted,
-        context,
-        cwd=project,
-        state_dir=None,
-        approve=never_asked,
-        options=ConfirmOptions(mode=ExecutionMode.FULL),
-        interactive=False,
-        verdict=wrong(planted, Risk.WRITES),
-        timeout=20,
-    )
+    contained(planted, place, wrong(planted, Risk.WRITES), full, project)
     assert not (place["home"] / "planted.txt").exists()
     assert place["canary"].read_text(encoding="utf-8") == "untouched\n"
 
