@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from conch.agent.bash import CommandRefused, Shell
@@ -56,17 +55,13 @@ class Actor:
 
     def propose(self, step: str) -> OneShotResult:
         """The pipeline's command for ``step``, judged as ``shell`` would judge it."""
-        from conch.command.oneshot import OneShotRequest, Want
-        from conch.command.request import sanitize
+        from conch.agent.propose import command_for
 
-        text = " ".join(sanitize(step).split())
-        if not text:
+        shell = self.shell
+        result = command_for(self.service, step, shell.cwd, self.environ, shell.mode, shell.root)
+        if result is None:
             raise ValueError("the step is empty: say in plain language what should happen")
-        request = OneShotRequest(text, self.shell.cwd, self.environ, want=Want.COMMAND)
-        policy = replace(
-            self.service.policy(request), mode=self.shell.mode, sandbox_root=self.shell.root
-        )
-        return self.service.run(replace(request, policy=policy))
+        return result
 
     def __call__(self, step: str) -> ToolOutput:
         """Propose, then run through ``shell``: the command, its trial run and its output for

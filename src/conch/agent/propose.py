@@ -21,7 +21,7 @@ from conch.policy.rules import Outcome, permissions_from
 from conch.tools import Tool, make_tool
 
 if TYPE_CHECKING:
-    from conch.command.oneshot import OneShot
+    from conch.command.oneshot import OneShot, OneShotResult
     from conch.config.settings import Settings
     from conch.providers.base import Provider
 
@@ -82,18 +82,12 @@ class Proposer:
 
     def __call__(self, request: str) -> dict[str, Any]:
         """The checked command for ``request`` (one request at a time: one model)."""
-        from conch.command.oneshot import OneShotRequest, Want
-        from conch.command.request import sanitize
-
-        text = " ".join(sanitize(request).split())
-        if not text:
-            raise ValueError("the request is empty: say what the command should do")
         with self._lock:
-            service = self.service()
-            asked = OneShotRequest(text, self.cwd, self.environ, want=Want.COMMAND)
-            # Judged for the mode the tool was made for, in its sandbox root.
-            policy = replace(service.policy(asked), mode=self.mode, sandbox_root=self.root)
-            result = service.run(replace(asked, policy=policy))
+            result = command_for(
+                self.service(), request, self.cwd, self.environ, self.mode, self.root
+            )
+        if result is None:
+            raise ValueError("the request is empty: say what the command should do")
         proposal = result.proposal
         assert proposal is not None
         verdict = proposal.verdict
@@ -124,6 +118,27 @@ class Proposer:
         if self._service is not None:
             self._service.close()
             self._service = None
+
+
+def command_for(
+    service: OneShot,
+    request: str,
+    cwd: Path,
+    environ: Mapping[str, str],
+    mode: ExecutionMode,
+    root: Path | None,
+) -> OneShotResult | None:
+    """``service``'s command for ``request`` in ``cwd``, judged for ``mode`` with ``root`` as
+    the sandbox root; None when the request is empty once cleaned."""
+    from conch.command.oneshot import OneShotRequest, Want
+    from conch.command.request import sanitize
+
+    text = " ".join(sanitize(request).split())
+    if not text:
+        return None
+    asked = OneShotRequest(text, cwd, environ, want=Want.COMMAND)
+    policy = replace(service.policy(asked), mode=mode, sandbox_root=root)
+    return service.run(replace(asked, policy=policy))
 
 
 def propose_tool(proposer: Proposer) -> Tool:
