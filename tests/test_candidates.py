@@ -141,13 +141,16 @@ class TableRunner:
 
 
 def run_propose(
-    provider: ScriptedProvider, runner: DryRunner | None, **generation: object
+    provider: ScriptedProvider,
+    runner: DryRunner | None,
+    request: str = "sort sizes.txt by size",
+    **generation: object,
 ) -> object:
     # The review's own tests see every answer made unless they test stopping early.
     generation.setdefault("review_stop", "never")
     settings = Settings.model_validate({"generation": generation, "validation": {"enabled": False}})
     pipeline = Pipeline(provider, settings, PLATFORM, UNSAFE, None, Path("/nonexistent"), runner)
-    return pipeline.propose(RequestContext(request="sort sizes.txt by size"))
+    return pipeline.propose(RequestContext(request=request))
 
 
 def test_a_good_greedy_answer_costs_no_extra_model_call() -> None:
@@ -249,11 +252,27 @@ def test_brevity_is_the_end_bias_of_every_command_generation() -> None:
 
 
 class ScratchTable(TableRunner):
-    """Table outcomes as scratch runs: write commands judged in a copy of the directory."""
+    """Table outcomes as scratch runs: write commands judged in a copy of the directory,
+    where one that exits 0 created out.txt holding ``written`` (the same for every command)."""
+
+    def __init__(self, table: dict[str, tuple[int, str, str]], written: str = "b\na\n") -> None:
+        super().__init__(table)
+        self.written = written
 
     def __call__(self, command: str) -> DryRun:
         run = super().__call__(command)
-        return DryRun(command, run.exit_code, run.stdout, run.stderr, scratch=True)
+        ok = run.exit_code == 0
+        changes = ("created out.txt",) if ok else ()
+        written = (("out.txt", self.written.encode()),) if ok else ()
+        return DryRun(
+            command,
+            run.exit_code,
+            run.stdout,
+            run.stderr,
+            scratch=True,
+            changes=changes,
+            written=written,
+        )
 
 
 def test_a_write_command_failing_in_its_copy_is_replaced_by_a_working_sample() -> None:
@@ -568,3 +587,51 @@ def test_a_whitelist_prompt_gets_no_shared_examples() -> None:
     pipeline.propose(RequestContext(request="sort sizes.txt by size"))
     users = [m.content for m in provider.sent[0].messages[1:-1] if m.role == "user"]
     assert len(users) <= 1  # the request's own nearest sort example at most
+
+
+def test_a_write_command_that_left_every_file_as_it_was_is_repaired() -> None:
+    unchanged, fixed = "sed -i 's/^port=8080$/port=9090/' app.ini", "sed -i 's/8080/9090/' app.ini"
+
+    def runner(command: str) -> DryRun:
+        changes = ("changed app.ini",) if command == fixed else ()
+        return DryRun(command, 0, b"", "", scratch=True, changes=changes)
+
+    provider = ScriptedProvider.of(unchanged, fixed)
+    proposal = run_propose(provider, runner, request="set the port in app.ini to 9090")
+    assert proposal.command == fixed  # type: ignore[attr-defined]
+    repair = provider.sent[1].messages[-1].content
+    assert "left every file as it was" in repair
+    outcomes = [t["outcome"] for t in proposal.trials_json()]  # type: ignore[attr-defined]
+    assert outcomes == ["mismatch", "ok"]
+
+
+def test_a_count_written_with_the_file_name_is_repaired_when_the_number_alone_was_asked() -> None:
+    named, alone = "wc -l poem.txt > out.txt", "wc -l < poem.txt > out.txt"
+
+    def runner(command: str) -> DryRun:
+        text = b"7 poem.txt\n" if command == named else b"7\n"
+        return DryRun(
+            command,
+            0,
+            b"",
+            "",
+            scratch=True,
+            changes=("created out.txt",),
+            written=(("out.txt", text),),
+        )
+
+    provider = ScriptedProvider.of(named, alone)
+    request = "write only the number of lines of poem.txt to out.txt"
+    proposal = run_propose(provider, runner, request=request)
+    assert proposal.command == alone  # type: ignore[attr-defined]
+    assert "out.txt holds '7 poem.txt'" in provider.sent[1].messages[-1].content
+
+
+def test_a_printf_format_printed_as_it_stands_is_repaired() -> None:
+    printed = """awk '{s += $1} END {print "%.2f", s / NR}' n.txt"""
+    formatted = """awk '{s += $1} END {printf "%.2f\\n", s / NR}' n.txt"""
+    provider = ScriptedProvider.of(printed, formatted)
+    runner = TableRunner({printed: (0, "%.2f 2.5\n", ""), formatted: (0, "2.50\n", "")})
+    proposal = run_propose(provider, runner, request="the average of the numbers in n.txt")
+    assert proposal.command == formatted  # type: ignore[attr-defined]
+    assert "printf" in provider.sent[1].messages[-1].content

@@ -372,6 +372,25 @@ def test_a_scratch_run_that_leaves_nothing_changed_says_so(runner: SandboxDryRun
 
 
 @needs("bubblewrap")
+def test_a_file_rewritten_as_it_was_is_not_changed(runner: SandboxDryRunner, work: Path) -> None:
+    before = (work / "notes.txt").read_bytes()
+    run = runner("sed -i 's/no such text/other/' notes.txt")
+    assert run is not None and run.scratch and run.exit_code == 0
+    assert run.changes == () and run.written == ()
+    assert (work / "notes.txt").read_bytes() == before
+
+
+@needs("bubblewrap")
+def test_a_scratch_run_keeps_the_start_of_what_it_wrote(runner: SandboxDryRunner) -> None:
+    run = runner("wc -l notes.txt > count.txt && echo z >> notes.txt")
+    assert run is not None and run.scratch and run.exit_code == 0
+    assert run.changes == ("created count.txt", "changed notes.txt")  # sorted by path
+    written = dict(run.written)
+    assert written["count.txt"].split() == [b"2", b"notes.txt"]
+    assert written["notes.txt"].endswith(b"z\n")
+
+
+@needs("bubblewrap")
 def test_the_copy_is_removed_even_when_the_command_locks_it(
     runner: SandboxDryRunner, copies: Path
 ) -> None:

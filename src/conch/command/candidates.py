@@ -59,7 +59,9 @@ class Trial:
         if run.wrote:
             return "wrote"
         if run.scratch:  # write commands report on stderr (dd, git, tar) and print nothing
-            return "ok" if run.exit_code == 0 else "empty"
+            if run.exit_code != 0:
+                return "empty"
+            return "mismatch" if self.mismatch else "ok"
         if run.warned:
             return "warned"
         if not run.stdout.strip():
@@ -81,7 +83,8 @@ class Trial:
             where = "in a throwaway copy of this directory"
             did = f"worked {where}" if outcome == "ok" else f"exited {run.exit_code} {where}"
             changed = "; ".join(run.changes) if run.changes else "changed no file"
-            return f"{did}: {changed}"
+            but = f"; {self.mismatch}" if self.mismatch and run.changes else ""
+            return f"{did}: {changed}{but}"
         if outcome == "warned":
             return f"worked, with a warning: {first}"
         if outcome == "mismatch":

@@ -77,6 +77,53 @@ def mismatch(request: str, output: bytes, cwd: Path | None) -> str | None:
     return None
 
 
+# Requests that a command leaving every file as it was can still fulfil.
+_NO_CHANGE_NEEDED = re.compile(
+    r"\b(?:touch|timestamps?|modification times?|mtime|if (?:it |they )?(?:is|are) not|unless"
+    r"|make sure|ensure)\b"
+)
+# "only the number", "just the count", "the total and nothing else".
+_NUMBER_ALONE = re.compile(
+    r"\b(?:only|just)\b(?: the)? (?:number|count|total|sum|average|mean|result)\b"
+    r"|\b(?:number|count|total|sum|average|mean)\b[^.;]{0,60}\b(?:nothing else|and nothing more"
+    r"|alone|by itself)\b"
+)
+_LONE_NUMBER = re.compile(r"^-?\d+(?:[.,]\d+)?$")
+# A printf conversion awk's or the shell's print writes out as it stands.
+_FORMAT = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[diouxXeEfgGs]")
+
+
+def written_mismatch(
+    request: str, command: str, changes: tuple[str, ...], written: tuple[tuple[str, bytes], ...]
+) -> str | None:
+    """Why a command that ran in a scratch copy and exited 0 did not do what ``request``
+    asked, judged from ``changes`` (what it created, changed or deleted) and the start of the
+    files it wrote (``written``); None when nothing is wrong that conch can see."""
+    asked = " ".join(request.lower().split())
+    if not changes:
+        if _NO_CHANGE_NEEDED.search(asked):
+            return None
+        return "left every file as it was"
+    for path, data in written:
+        text = data.decode("utf-8", "replace")
+        shown = " ".join(text.split())[:80]
+        literal = format_literal(command, text)
+        if literal is not None:
+            return f"wrote {literal} into {path} ({shown!r}): print does not format; printf does"
+        if _NUMBER_ALONE.search(asked) and text.strip() and not _LONE_NUMBER.match(text.strip()):
+            return f"{path} holds {shown!r}; the request asks for the number alone"
+    return None
+
+
+def format_literal(command: str, text: str) -> str | None:
+    """The printf conversion (``%.2f``) of ``command`` that its output ``text`` holds as it
+    stands, quoted, when there is one: awk's ``print "%.2f", x`` prints the format."""
+    for spec in dict.fromkeys(_FORMAT.findall(text)):
+        if spec in command:
+            return f"the format {spec!r} as it stands"
+    return None
+
+
 def _names(lines: list[str], cwd: Path | None, kind: str) -> bool:
     """Whether some line ends in the name of a directory (``kind`` "dir") or a regular file
     ("file") that exists under ``cwd``."""

@@ -55,6 +55,17 @@ class Proposal:
             return f"not tried: {self.untried}"
         return "not tried: conch did not propose this command (an edit or a correction)"
 
+    def dry_run_changes(self, command: str | None = None) -> tuple[str, ...]:
+        """What the scratch dry run of ``command`` (the proposal's by default) changed, one
+        ``created``/``changed``/``deleted`` line per path; empty when it changed nothing or
+        was not tried in a scratch copy."""
+        command = self.command if command is None else command
+        for trial in reversed(self.trials):
+            if trial.command == command:
+                run = trial.dry_run
+                return run.changes if run is not None and run.scratch else ()
+        return ()
+
     def trials_json(self) -> list[dict[str, Any]]:
         """The candidates that were considered, for ``--json`` and history."""
         return [t.to_json() for t in self.trials]

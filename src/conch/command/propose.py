@@ -23,13 +23,13 @@ from conch.command.generate import (
     generate_events,
     mode_rules,
 )
-from conch.command.judge import mismatch
+from conch.command.judge import format_literal, mismatch, written_mismatch
 from conch.command.proposal import PipelineEvent, Proposal, Proposed, Step, Tried, Validated
 from conch.command.request import RequestContext
 from conch.command.shorten import shortened
 from conch.config.settings import PromptConfig, Settings
 from conch.errors import ConchError, ModelOutputError
-from conch.execute.dryrun import DryRunner
+from conch.execute.dryrun import DryRun, DryRunner
 from conch.host.platform import PlatformContext
 from conch.messages import Message
 from conch.policy import Decision, PolicyContext, assess
@@ -268,7 +268,8 @@ class _Request:
         if self.runner is not None and gen.repair and repair is not None:
             yield Step("repairing")
             chosen = yield from self.retry(ask, repair, "repair", replies, trials, earlier, notes)
-        if self.runner is not None and gen.repair and chosen.outcome == "mismatch":
+        wrote = chosen.dry_run is not None and chosen.dry_run.scratch
+        if self.runner is not None and gen.repair and chosen.outcome == "mismatch" and not wrote:
             chosen = yield from self.shorten(chosen, replies, trials, earlier)
         if chosen.verdict.decision is Decision.REJECT and chosen.verdict.needs_unsafe:
             # Told what this mode runs, the model still wrote something that needs a shell:
@@ -341,10 +342,24 @@ class _Request:
             if self.runner is not None and verdict.decision is not Decision.REJECT:
                 run = self.runner(command)
             made = Trial(command, verdict, run, source)
-            if run is not None and not (run.failed or run.wrote or run.scratch):
-                made.mismatch = mismatch(self.ask.ctx.request, run.stdout, self.pipeline.cwd)
+            made.mismatch = self.misfit(command, run)
         yield Tried(made)
         return made
+
+    def misfit(self, command: str, run: DryRun | None) -> str | None:
+        """Why what ``command``'s dry run printed, or wrote in its scratch copy, does not fit
+        the request (``conch.command.judge``); None when it fits or cannot be judged."""
+        request = self.ask.ctx.request
+        if run is None or run.failed or run.wrote:
+            return None
+        if run.scratch:
+            if run.exit_code != 0:
+                return None
+            return written_mismatch(request, command, run.changes, run.written)
+        literal = format_literal(command, run.stdout.decode("utf-8", "replace"))
+        if literal is not None:
+            return f"printed {literal}: print does not format; printf does"
+        return mismatch(request, run.stdout, self.pipeline.cwd)
 
     def review(self, first: _Answer) -> Generator[PipelineEvent, None, tuple[list[_Answer], int]]:
         """``generation.review``: up to that many answers, each made with worked examples

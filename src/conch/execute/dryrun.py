@@ -57,6 +57,7 @@ from conch.execute.scratch import (
     remove_tree,
     scan_tree,
     tree_changes,
+    written_files,
 )
 from conch.host.process import run_process
 
@@ -89,6 +90,8 @@ class DryRun:
     scratch: bool = False
     # What a scratch run changed in the copy: "created PATH", "changed PATH", "deleted PATH".
     changes: tuple[str, ...] = ()
+    # The start of each file a scratch run created or changed: (path, first bytes).
+    written: tuple[tuple[str, bytes], ...] = ()
 
     @property
     def wrote(self) -> bool:
@@ -286,7 +289,9 @@ class SandboxDryRunner:
             argv = bwrap_argv(bwrap, command, self.shell, cwd, copy, kept, limits.max_write)
             run = self.run(argv, command, self.env, self.timeout)
             if run is not None:
-                run = dataclasses.replace(run, changes=tree_changes(cwd, copy, entries))
+                changes = tree_changes(cwd, copy, entries)
+                written = written_files(copy, changes)
+                run = dataclasses.replace(run, changes=changes, written=written)
         finally:
             remove_tree(root)
         return None if run is None or _inconclusive(run) else run

@@ -117,12 +117,53 @@ def _under_one_of(path: str, these: dict[str, str], not_in: dict[str, str]) -> b
     return False
 
 
+_COMPARE_BYTES = 1024 * 1024  # files up to this size are compared by content
+
+
 def _differs(top: Path, copy: Path, path: str) -> bool:
+    """Whether the file at ``path`` differs between ``top`` and ``copy``: in size or mode, or,
+    when only its time changed, in content (``sed -i`` rewrites a file it leaves as it was).
+    A file too big to compare counts as changed when its time did."""
     try:
         old, new = os.lstat(top / path), os.lstat(copy / path)
     except OSError:
         return True
-    return (old.st_size, old.st_mtime_ns) != (new.st_size, new.st_mtime_ns)
+    if (old.st_size, old.st_mode) != (new.st_size, new.st_mode):
+        return True
+    if old.st_mtime_ns == new.st_mtime_ns:
+        return False
+    if new.st_size > _COMPARE_BYTES:
+        return True
+    try:
+        return (top / path).read_bytes() != (copy / path).read_bytes()
+    except OSError:
+        return True
+
+
+MAX_WRITTEN = 5  # files a scratch run reports the content of
+WRITTEN_BYTES = 4096  # the most of each such file it keeps
+
+
+def written_files(copy: Path, changes: tuple[str, ...]) -> tuple[tuple[str, bytes], ...]:
+    """The first ``WRITTEN_BYTES`` of each regular file ``changes`` says a command created or
+    changed in ``copy`` (at most ``MAX_WRITTEN``), so what it wrote can be judged after the
+    copy is gone."""
+    found: list[tuple[str, bytes]] = []
+    for line in changes:
+        verb, _, path = line.partition(" ")
+        if verb not in ("created", "changed") or path.endswith("/"):
+            continue
+        full = copy / path
+        try:
+            if not stat.S_ISREG(os.lstat(full).st_mode):
+                continue
+            with open(full, "rb") as handle:
+                found.append((path, handle.read(WRITTEN_BYTES)))
+        except OSError:
+            continue
+        if len(found) == MAX_WRITTEN:
+            break
+    return tuple(found)
 
 
 def remove_tree(path: Path) -> None:
