@@ -24,6 +24,7 @@ from conch.execute.run import Ran
 from conch.policy import ExecutionMode
 from conch.providers import ScriptedProvider
 from conch.tools import Tool, make_tool
+from requires import needs
 
 # One answer, no dry runs, no validation: what the scripted model says is what runs.
 _PLAIN = {"generation": {"dry_run": False, "review": 1}, "validation": {"enabled": False}}
@@ -79,6 +80,23 @@ def test_an_empty_step_is_an_error_before_the_model_is_asked(work: Path) -> None
 
     with pytest.raises(ValueError, match="the step is empty"):
         actor("  \x1b[31m \n")
+
+
+@needs("bubblewrap")
+def test_an_in_place_edit_shows_what_the_file_holds_now(work: Path) -> None:
+    settings = Settings.model_validate(
+        {"generation": {"review": 1}, "validation": {"enabled": False}}
+    )
+    provider = ScriptedProvider.of("sed -i 's/two/TWO/' notes.txt")
+    service = OneShot(settings, lambda: provider, cache_dir=work.parent / ".cache")
+    shell = Shell(cwd=work, mode=ExecutionMode.FULL, root=work)
+    environ = {"HOME": str(work.parent), "PATH": "/usr/bin:/bin"}
+
+    out = Actor(service, shell, environ=environ)("write TWO for two in notes.txt")
+
+    assert "trial run on a copy: worked in a throwaway copy" in out.text
+    assert "changed notes.txt" in out.text
+    assert out.text.endswith("notes.txt now holds (3 lines):\none\nTWO\nthree")
 
 
 def test_the_policy_judges_in_the_shell_s_mode_and_root(work: Path) -> None:

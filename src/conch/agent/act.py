@@ -42,6 +42,10 @@ Args:
 """
 
 
+_SHOWN_FILES = 3  # files a step's result shows the content of
+_SHOWN_BYTES = 4096
+
+
 class Actor:
     """What ``do`` runs: the step through ``service`` (the one-shot pipeline), judged for
     ``shell``'s mode in its sandbox root, then the command run by ``shell``."""
@@ -79,7 +83,34 @@ class Actor:
         except CommandRefused as exc:
             raise CommandRefused(f"conch wrote `{command}`, which did not run: {exc}") from None
         lines = [f"command: {command}", f"trial run on a copy: {seen}", ran.text]
+        shown = self._written(proposal.dry_run_changes(command), ran.text)
+        if shown:
+            lines.append(shown)
         return ToolOutput("\n".join(lines), ran.detail)
+
+    def _written(self, changes: tuple[str, ...], text: str) -> str:
+        """What the files the trial run created or changed hold now that the command ran,
+        for those the run's own result does not show already (an in-place edit)."""
+        from conch.agent.bash import show_written
+
+        base = self.shell.cwd.resolve()
+        found: list[tuple[str, str]] = []
+        for line in changes:
+            verb, _, path = line.partition(" ")
+            if verb not in ("created", "changed") or f"{path} now holds" in text:
+                continue
+            full = (self.shell.cwd / path).resolve()
+            if not full.is_relative_to(base) or not full.is_file():
+                continue
+            try:
+                with open(full, "rb") as handle:
+                    data = handle.read(_SHOWN_BYTES)
+            except OSError:
+                continue
+            found.append((path, data.decode("utf-8", errors="replace")))
+            if len(found) == _SHOWN_FILES:
+                break
+        return show_written(found)
 
 
 def one_shot_for(
