@@ -14,7 +14,7 @@ import pytest
 from agentutil import EventLog, call, scripted_session, sent
 
 from conch.agent import Limits
-from conch.agent.act import DO_DESCRIPTION, Actor, do_tool, one_shot_for
+from conch.agent.act import DO_DESCRIPTION, Actor, do_tool, one_shot_for, suits_a_command
 from conch.agent.bash import CommandRefused, Shell
 from conch.agent.builtin import ToolOptions, default_tools
 from conch.agent.conversation import alternation_problems
@@ -162,6 +162,16 @@ def test_with_act_first_the_instruction_is_the_first_do_step() -> None:
     asked = sent(session).sent[0].messages  # the model's first request holds the result
     assert asked[-1].role == "tool" and "Count the lines of notes.txt. done" in asked[-1].content
     assert not alternation_problems(session.history)
+
+
+def test_code_to_write_goes_to_the_model_first_even_with_act_first() -> None:
+    steps: list[str] = []
+    session = scripted_session("Written.", tools=(_recording_do(steps),), act_first=True)
+    instruction = "Write a Python script sum.py that prints the sum of numbers.txt. Run it."
+    assert session.chat(instruction) == "Written."
+    assert steps == []
+    assert suits_a_command("Count the lines of notes.txt and save the number to n.txt.")
+    assert not suits_a_command("Create a shell script list.sh that lists the .csv files.")
 
 
 def test_without_act_first_or_without_do_the_model_goes_first() -> None:

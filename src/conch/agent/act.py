@@ -16,6 +16,7 @@ The pipeline's model is the session's own; it opens nothing of its own.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -40,6 +41,20 @@ Args:
     step: what this step should do, in plain language, e.g. "write the names of the empty
         files under data to empty.txt" or "count the lines of access.log".
 """
+
+
+# "write a Python script that ...", "create a shell function ...": code to author, which the
+# model writes with the file tools; a one-line command does the work instead of writing it.
+_AUTHORING = re.compile(
+    r"\b(?:write|create|make|add)\b[^.;]{0,40}?\b(?:script|program|function|class|module)s?\b",
+    re.IGNORECASE,
+)
+
+
+def suits_a_command(instruction: str) -> bool:
+    """Whether ``instruction`` is work one shell command can do, so it goes to ``do`` first
+    (``Agent.act_first``); not when it asks for code to be written."""
+    return _AUTHORING.search(instruction) is None
 
 
 _SHOWN_FILES = 3  # files a step's result shows the content of

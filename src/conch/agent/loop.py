@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from conch import sanitize
+from conch.agent.act import suits_a_command
 from conch.agent.conversation import Conversation
 from conch.agent.evaluate import LEGACY_NAMES
 from conch.agent.events import (
@@ -166,7 +167,8 @@ class Agent:
         usage = Usage()
         partial: list[str] = []
         try:
-            if self.act_first and instruction is not None and ACT_TOOL in self.tools:
+            first = self.act_first and instruction is not None and ACT_TOOL in self.tools
+            if first and instruction is not None and suits_a_command(instruction):
                 step = " ".join(sanitize.text(instruction).split())
                 call = ToolCall("call_0", ACT_TOOL, json.dumps({"step": step}))
                 conversation.add(Message("assistant", "", tool_calls=(call,)))
