@@ -66,6 +66,7 @@ from conch.agent.system import (
 )
 from conch.messages import GenerationOptions, Message, TextDelta
 from conch.providers.base import Provider
+from conch.providers.window import DEFAULT_WINDOW, context_window
 from conch.tools import Tool, ToolRegistry
 
 if TYPE_CHECKING:
@@ -116,7 +117,7 @@ class Session:
         tool_calls: ToolCallMode = "auto",
         options: GenerationOptions | None = None,
         limits: Limits | None = None,
-        context_tokens: int = 4096,
+        context_tokens: int = DEFAULT_WINDOW,
         keep_turns: int = 5,
         count_tokens: TokenCounter | None = None,
         stepwise: bool | None = None,
@@ -179,6 +180,8 @@ class Session:
         from conch.providers.base import create_provider
 
         ai = AISettings(provider="openai", base_url=url, model=model, api_key_env=api_key_env)
+        if "context_tokens" not in kwargs:  # asked of the server once
+            kwargs["context_tokens"] = context_window(ai).tokens
         return cls(create_provider(ai), **kwargs)
 
     @classmethod
@@ -189,8 +192,8 @@ class Session:
 
         ai = settings.ai
         kwargs.setdefault("tool_calls", ai.tool_calls)
-        if ai.provider == "local":
-            kwargs.setdefault("context_tokens", ai.local.n_ctx)
+        if "context_tokens" not in kwargs:  # configured, the embedded model's, or asked
+            kwargs["context_tokens"] = context_window(ai).tokens
         kwargs.setdefault("options", GenerationOptions(temperature=ai.temperature, max_tokens=1024))
         return cls(open_provider(ai, settings.daemon), **kwargs)
 

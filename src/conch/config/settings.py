@@ -99,6 +99,9 @@ class AISettings(_Model):
     # for OpenAI and Azure, JSON steps for the embedded model and other servers (small local
     # models rarely emit native calls; measured in benchmarks/agent).
     tool_calls: Literal["auto", "native", "json"] = "auto"
+    # The model's context window in tokens (None: asked of the server once, or the embedded
+    # model's ``local.n_ctx``; ``conch.providers.window``).
+    context_window: int | None = Field(default=None, ge=256)
     local: LocalSettings = Field(default_factory=LocalSettings)
 
     @property

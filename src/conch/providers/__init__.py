@@ -11,12 +11,15 @@ from conch.providers.base import (
     respond,
 )
 from conch.providers.scripted import ScriptedProvider
+from conch.providers.window import ContextWindow, context_window
 
 __all__ = [
+    "ContextWindow",
     "EventCallback",
     "Provider",
     "ScriptedProvider",
     "complete",
+    "context_window",
     "create_provider",
     "drain",
     "provider_names",

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from conch.agent.session import ToolCallMode, native_tool_calls
 from conch.messages import GenerationOptions, Message, ProviderEvent, ToolSpec
 from conch.providers.base import Provider
+from conch.providers.window import DEFAULT_WINDOW, context_window
 
 if TYPE_CHECKING:
     from conch.config.settings import AISettings, Settings
@@ -85,9 +86,10 @@ class ModelTable:
     def __init__(
         self,
         openers: dict[str, Callable[[], Provider]],
-        context_tokens: dict[str, int] | None = None,
+        context_tokens: dict[str, int | Callable[[], int]] | None = None,
         tool_calls: dict[str, ToolCallMode] | None = None,
     ) -> None:
+        """``context_tokens``: each model's context window, or how to learn it."""
         if not openers:
             raise ValueError("a server needs at least one model")
         self._openers = dict(openers)
@@ -97,10 +99,10 @@ class ModelTable:
         self._lock = threading.Lock()
 
     @classmethod
-    def of(cls, providers: dict[str, Provider], context_tokens: int = 4096) -> ModelTable:
+    def of(cls, providers: dict[str, Provider], context_tokens: int = DEFAULT_WINDOW) -> ModelTable:
         """A table over providers already made (tests, embedding the server in a program)."""
         openers = {name: _given(p) for name, p in providers.items()}
-        return cls(openers, dict.fromkeys(providers, context_tokens))
+        return cls(openers, {name: context_tokens for name in providers})
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ModelTable:
@@ -111,8 +113,9 @@ class ModelTable:
         for name, ai in settings.models.items():
             entries.setdefault(name, ai)
         openers = {name: _opener(ai, settings) for name, ai in entries.items()}
-        context = {
-            name: ai.local.n_ctx if ai.provider == "local" else 4096 for name, ai in entries.items()
+        # Configured, the embedded model's, or asked of the server at its first request.
+        context: dict[str, int | Callable[[], int]] = {
+            name: _window(ai) for name, ai in entries.items()
         }
         return cls(openers, context, {name: ai.tool_calls for name, ai in entries.items()})
 
@@ -138,8 +141,10 @@ class ModelTable:
             return shared
 
     def context_tokens(self, name: str) -> int:
-        """The context window of the model ``name``."""
-        return self._context.get(name, 4096)
+        """The context window of the model ``name`` (a server is asked at the model's
+        first request; ``conch.providers.window`` remembers its answer)."""
+        window = self._context.get(name, DEFAULT_WINDOW)
+        return window() if callable(window) else window
 
     def tool_calls(self, name: str) -> ToolCallMode:
         """How the model ``name`` calls tools (``ai.tool_calls``)."""
@@ -169,6 +174,10 @@ def model_id(ai: AISettings) -> str:
 
 def _given(provider: Provider) -> Callable[[], Provider]:
     return lambda: provider
+
+
+def _window(ai: AISettings) -> Callable[[], int]:
+    return lambda: context_window(ai).tokens
 
 
 def _opener(ai: AISettings, settings: Settings) -> Callable[[], Provider]:
