@@ -99,6 +99,21 @@ def test_an_in_place_edit_shows_what_the_file_holds_now(work: Path) -> None:
     assert out.text.endswith("notes.txt now holds (3 lines):\none\nTWO\nthree")
 
 
+@needs("bubblewrap")
+def test_a_command_that_failed_on_the_copy_does_not_run(work: Path) -> None:
+    settings = Settings.model_validate(
+        {"generation": {"review": 1}, "validation": {"enabled": False}}
+    )
+    provider = ScriptedProvider.of("cat missing.txt > out.txt", "cat absent.txt > out.txt")
+    service = OneShot(settings, lambda: provider, cache_dir=work.parent / ".cache")
+    shell = Shell(cwd=work, mode=ExecutionMode.FULL, root=work)
+    actor = Actor(service, shell, environ={"HOME": str(work.parent), "PATH": "/usr/bin:/bin"})
+
+    with pytest.raises(ValueError, match=r"failed on a copy of the files, so it did not run"):
+        actor("copy missing.txt to out.txt")
+    assert not (work / "out.txt").exists()
+
+
 def test_the_policy_judges_in_the_shell_s_mode_and_root(work: Path) -> None:
     result = _actor(work, "cat /etc/hostname", mode=ExecutionMode.FULL).propose("show it")
 

@@ -93,6 +93,12 @@ class Actor:
                 "no command came for this step; say it another way, or use another tool"
             )
         seen = proposal.dry_run_seen(command)
+        trial = proposal.trial_for(command)
+        if trial is not None and trial.outcome == "failed":
+            raise ValueError(
+                f"conch wrote `{command}`, which failed on a copy of the files, so it did not "
+                f"run: {seen}. Say the step another way, or use another tool"
+            )
         try:
             ran = self.shell.run(command)
         except CommandRefused as exc:

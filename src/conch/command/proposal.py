@@ -55,16 +55,22 @@ class Proposal:
             return f"not tried: {self.untried}"
         return "not tried: conch did not propose this command (an edit or a correction)"
 
+    def trial_for(self, command: str | None = None) -> Trial | None:
+        """The last trial of ``command`` (the proposal's by default), None when none was
+        made (an edit, a correction)."""
+        command = self.command if command is None else command
+        for trial in reversed(self.trials):
+            if trial.command == command:
+                return trial
+        return None
+
     def dry_run_changes(self, command: str | None = None) -> tuple[str, ...]:
         """What the scratch dry run of ``command`` (the proposal's by default) changed, one
         ``created``/``changed``/``deleted`` line per path; empty when it changed nothing or
         was not tried in a scratch copy."""
-        command = self.command if command is None else command
-        for trial in reversed(self.trials):
-            if trial.command == command:
-                run = trial.dry_run
-                return run.changes if run is not None and run.scratch else ()
-        return ()
+        trial = self.trial_for(command)
+        run = None if trial is None else trial.dry_run
+        return run.changes if run is not None and run.scratch else ()
 
     def trials_json(self) -> list[dict[str, Any]]:
         """The candidates that were considered, for ``--json`` and history."""
