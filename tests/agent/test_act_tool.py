@@ -18,6 +18,7 @@ from conch.agent.act import DO_DESCRIPTION, Actor, do_tool, one_shot_for, suits_
 from conch.agent.bash import CommandRefused, Shell
 from conch.agent.builtin import ToolOptions, default_tools
 from conch.agent.conversation import alternation_problems
+from conch.agent.steps import resolve_it
 from conch.command.oneshot import OneShot
 from conch.config.settings import Settings
 from conch.execute.run import Ran
@@ -157,6 +158,13 @@ def test_the_tool_makes_its_service_once_and_describes_itself(work: Path) -> Non
 # -- act_first: the instruction goes to do before the model is asked ---------------------------
 
 
+def _recording_write() -> Tool:
+    def fs_write(path: str, content: str) -> str:
+        return f"wrote {len(content)} characters to {path}"
+
+    return make_tool(fs_write, name="fs_write", description="Write a file.")
+
+
 def _recording_do(steps: list[str]) -> Tool:
     def do(step: str) -> str:
         steps.append(step)
@@ -187,6 +195,36 @@ def test_code_to_write_goes_to_the_model_first_even_with_act_first() -> None:
     assert steps == []
     assert suits_a_command("Count the lines of notes.txt and save the number to n.txt.")
     assert not suits_a_command("Create a shell script list.sh that lists the .csv files.")
+
+
+def test_a_step_after_writing_code_names_the_file_it_means_by_it() -> None:
+    steps: list[str] = []
+    session = scripted_session(
+        '{"tool": "fs_write", "args": {"path": "count.py", "content": "print(11)"}}',
+        "Written.",
+        "Saved.",
+        tools=(_recording_do(steps), _recording_write()),
+        act_first=True,
+        stepwise=True,
+    )
+    instruction = (
+        "Write a Python script count.py that prints the number of words in essay.txt. "
+        "Run it and save its output to result.txt."
+    )
+    assert session.chat(instruction) == "Saved."
+    assert steps == ["Run count.py and save count.py's output to result.txt."]
+
+
+def test_it_is_resolved_only_from_a_file_named_before() -> None:
+    assert resolve_it("Run it.", None) == "Run it."
+    assert resolve_it("Run it.", "Say hello.") == "Run it."
+    assert resolve_it("Save a list to out.txt.", "Write a.py.") == "Save a list to out.txt."
+    assert resolve_it("Sort b.txt so it has no repeats.", "Write a.py.") == (
+        "Sort b.txt so it has no repeats."
+    )
+    assert resolve_it("Make it executable.", "Write docs/make.sh now.") == (
+        "Make docs/make.sh executable."
+    )
 
 
 def test_without_act_first_or_without_do_the_model_goes_first() -> None:

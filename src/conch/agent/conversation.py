@@ -86,6 +86,7 @@ class Conversation:
         self.keep_turns = keep_turns
         self._messages: list[Message] = []
         self._request: Message | None = None
+        self._earlier: str | None = None
         self._summary: Message | None = None
         self._dropped = 0
         self._dropped_requests = 0
@@ -105,9 +106,17 @@ class Conversation:
     def add_request(self, text: str) -> Message:
         """Append the user's ``text`` as the request the turn works on: pruning keeps it
         whatever else goes, and the loop's own notes to the model do not replace it."""
+        if self._request is not None:
+            self._earlier = self._request.content
         self._request = Message("user", text)
         self.add(self._request)
         return self._request
+
+    @property
+    def earlier_request(self) -> str | None:
+        """The text of the request ``add_request`` added before the current one (the step
+        before this one, when an instruction was split), None when there was none."""
+        return self._earlier
 
     @property
     def request(self) -> Message | None:
@@ -125,7 +134,7 @@ class Conversation:
     def clear(self) -> None:
         """Forget every message (the system prompt stays)."""
         self._messages.clear()
-        self._request = None
+        self._request = self._earlier = None
         self._summary = None
         self._dropped = self._dropped_requests = 0
         self._dropped_calls.clear()

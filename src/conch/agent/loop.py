@@ -52,6 +52,7 @@ from conch.agent.outputs import (
     still_missing,
 )
 from conch.agent.results import DEFAULT_CAP, capped, ran_by
+from conch.agent.steps import resolve_it
 from conch.agent.toolcalls import AnswerStream, parse_step, step_schema
 from conch.errors import EMPTY_REPLY, ModelOutputError
 from conch.messages import (
@@ -170,6 +171,7 @@ class Agent:
             first = self.act_first and instruction is not None and ACT_TOOL in self.tools
             if first and instruction is not None and suits_a_command(instruction):
                 step = " ".join(sanitize.text(instruction).split())
+                step = resolve_it(step, conversation.earlier_request)
                 call = ToolCall("call_0", ACT_TOOL, json.dumps({"step": step}))
                 conversation.add(Message("assistant", "", tool_calls=(call,)))
                 seen[_key(call)] += 1

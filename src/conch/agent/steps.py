@@ -69,3 +69,29 @@ def split_steps(text: str) -> list[str]:
     if len(steps) < 2:
         return [text]
     return steps
+
+
+# A file name as a request names one: letters, digits, dots, dashes and slashes, with an
+# extension ("count.py", "docs/INDEX.md").
+_FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]*\w\.[A-Za-z][\w]{0,7}(?![\w/-])")
+_IT = re.compile(r"\b(?:it|its)\b", re.IGNORECASE)
+
+
+def resolve_it(step: str, before: str | None) -> str:
+    """``step`` with "it" and "its" replaced by the first file the step ``before`` it names,
+    when the step names no file of its own before its first "it": "Run it and save its output to
+    result.txt" after "Write a script count.py ..." reads "Run count.py and save count.py's
+    output to result.txt". A step handed to the one-shot pipeline alone has no earlier
+    sentence to read "it" from. Unchanged when there is no such earlier file."""
+    first = _IT.search(step)
+    if before is None or first is None or _FILE_NAME.search(step, 0, first.start()):
+        return step  # no "it", nothing before to mean, or a file of its own named first
+    named = _FILE_NAME.search(before)
+    if named is None:
+        return step
+    name = named.group(0).rstrip(".")
+
+    def swap(found: re.Match[str]) -> str:
+        return name if found.group(0).lower() == "it" else f"{name}'s"
+
+    return _IT.sub(swap, step)
