@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conch.agent.modes import describe
+from conch.config.agent import COMMAND_TIMEOUT_S, MAX_STDERR_BYTES, MAX_STDOUT_BYTES
 from conch.errors import ConfirmationRequired, NoOneToAsk, PolicyRejection
 from conch.execute.audit import Refusal, audit_refusal
 from conch.execute.checked import Answer, Approve, Choice, run_checked
@@ -45,9 +46,10 @@ from conch.policy.rules import (
 )
 from conch.tools import Tool, make_tool
 
-DEFAULT_TIMEOUT_S = 30.0
-MAX_STDOUT = 1024 * 1024
-MAX_STDERR = 256 * 1024
+# The defaults of ``agent.terminal`` in the config.
+DEFAULT_TIMEOUT_S = COMMAND_TIMEOUT_S
+MAX_STDOUT = MAX_STDOUT_BYTES
+MAX_STDERR = MAX_STDERR_BYTES
 
 BASH_TRIGGER = "Run a shell command (ls, grep, find, git...) and read its output."
 BASH_DESCRIPTION = """\
@@ -98,6 +100,8 @@ class Shell:
     unsafe: bool = False
     shell: str = "/bin/sh"
     timeout: float = DEFAULT_TIMEOUT_S
+    max_stdout: int = MAX_STDOUT  # bytes of a command's output kept; the rest is cut
+    max_stderr: int = MAX_STDERR
     refused: set[str] = field(default_factory=set)
     on_refused: OnRefused | None = None
     permissions: Permissions | None = None  # the user's permission rules
@@ -139,8 +143,8 @@ class Shell:
                 shell=self.shell,
                 timeout=self.timeout,
                 interactive=False,
-                max_stdout=MAX_STDOUT,
-                max_stderr=MAX_STDERR,
+                max_stdout=self.max_stdout,
+                max_stderr=self.max_stderr,
                 sandbox=self.sandbox,
                 pass_env=self.pass_env,
                 scrub_env=self.scrub_env,

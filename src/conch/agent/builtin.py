@@ -19,7 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from conch.agent.bash import DEFAULT_TIMEOUT_S, OnRefused, Shell, bash_tool
+from conch.agent.bash import (
+    DEFAULT_TIMEOUT_S,
+    MAX_STDERR,
+    MAX_STDOUT,
+    OnRefused,
+    Shell,
+    bash_tool,
+)
 from conch.agent.evaluate import Evaluator, evaluate_tool
 from conch.execute.checked import Approve
 from conch.execute.sandbox import Sandbox
@@ -47,7 +54,7 @@ class ToolOptions:
     tool with an ``action`` (``unified``, with batches), or ``both``. ``bash``: offer the
     ``bash`` tool, which runs commands under ``mode``, asking ``confirm`` where the mode
     wants a yes (``unsafe``: through the user's shell, always asking; ``command_timeout``
-    in seconds). ``state_dir``: where the audit log of commands goes (None: the platform's
+    in seconds; ``max_stdout`` and ``max_stderr``: bytes of a command's output kept). ``state_dir``: where the audit log of commands goes (None: the platform's
     state directory; ``audit=False``: none). ``evaluate_sandbox``: the bubblewrap for
     ``evaluate`` (None: found on first use). ``web_search``: the search backend handed to
     the web tools. ``memory_dir``: the memory directory (None: no memory tool).
@@ -65,6 +72,8 @@ class ToolOptions:
     confirm: Approve | None = None
     unsafe: bool = False
     command_timeout: float = DEFAULT_TIMEOUT_S
+    max_stdout: int = MAX_STDOUT
+    max_stderr: int = MAX_STDERR
     state_dir: Path | None = None
     audit: bool = True
     evaluate: bool = True
@@ -199,6 +208,8 @@ def shell_for(options: ToolOptions) -> Shell:
         root=options.root,
         unsafe=options.unsafe,
         timeout=options.command_timeout,
+        max_stdout=options.max_stdout,
+        max_stderr=options.max_stderr,
         on_refused=options.on_refused,
         permissions=options.permissions,
         pass_env=options.pass_env,

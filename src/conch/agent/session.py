@@ -29,6 +29,7 @@ call                        history kept?      what happens
                                                takes its tools with it at the next turn)
 ``reset()``                 no (cleared)       the conversation starts over
 ``restore(messages)``       replaced           a saved conversation is taken up again
+``compress()``              replaced           by a recap the model writes of it
 ==========================  =================  ==========================================
 
 ``system``, ``no_builtin_system``, ``system_append``, ``preamble_options`` configure; after
@@ -64,7 +65,7 @@ from conch.agent.system import (
     render_preamble,
     stable_layers,
 )
-from conch.messages import GenerationOptions, Message, TextDelta
+from conch.messages import GenerationOptions, Message, ProviderEvent, TextDelta
 from conch.providers.base import Provider
 from conch.providers.window import DEFAULT_WINDOW, context_window
 from conch.tools import Tool, ToolRegistry
@@ -306,6 +307,15 @@ class Session:
         for message in messages:
             self._conversation.add(message)
         return self
+
+    def compress(self, on_event: Callable[[ProviderEvent], None] | None = None) -> str | None:
+        """Replace the conversation with a recap the model writes of it, and return the
+        recap (``conch.agent.compress``); None when there is nothing to compress.
+        ``on_event`` hears the recap as it streams."""
+        from conch.agent.compress import compress
+
+        self._close_running()
+        return compress(self, on_event)
 
     # -- talking -----------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from conch.config.agent import AgentSettings
 from conch.config.mcpservers import MCP_SERVER_NAME, McpServerSettings
 from conch.config.paths import Paths
 from conch.config.permissions import PermissionSettings
@@ -241,6 +242,7 @@ class Settings(_Model):
     validation: ValidationSettings = Field(default_factory=ValidationSettings)
     daemon: DaemonSettings = Field(default_factory=DaemonSettings)
     shell: ShellSettings = Field(default_factory=ShellSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
     permissions: PermissionSettings = Field(default_factory=PermissionSettings)
     mcp_servers: dict[Annotated[str, Field(pattern=MCP_SERVER_NAME)], McpServerSettings] = Field(
         default_factory=dict
