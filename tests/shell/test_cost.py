@@ -3,8 +3,8 @@ prices, and the warning threshold."""
 
 from __future__ import annotations
 
-from conch.messages import Usage
-from conch.shell.cost import CostBook, Price, format_money
+from conch.messages import Message, Usage
+from conch.shell.cost import CostBook, Estimate, Price, estimate, format_money
 
 
 def test_a_price_is_per_million_tokens_read_and_written() -> None:
@@ -61,3 +61,38 @@ def test_the_warning_comes_once_when_the_session_passes_the_threshold() -> None:
 def test_money_keeps_enough_digits_for_small_turns() -> None:
     assert format_money(0.00042) == "$0.0004"
     assert format_money(1.254) == "$1.25"
+
+
+def test_the_estimate_counts_four_characters_a_token_and_the_role_markers() -> None:
+    sent = [Message("system", "x" * 40), Message("user", "y" * 8)]
+    guess = estimate(sent, "z" * 20)
+    assert guess == Estimate(10 + 4 + 2 + 4, 5)
+
+
+def test_the_report_widens_for_longer_kinds() -> None:
+    book = CostBook()
+    book.add("fast", Usage(10, 2), kind="memory")
+    report = book.report()
+    assert report[1].split() == ["1", "fast", "memory", "10", "2", "-"]
+
+
+def test_detail_sets_the_estimate_against_the_count_per_turn_and_for_the_session() -> None:
+    book = CostBook()
+    book.add("fast", Usage(100, 20), estimated=Estimate(110, 15))
+    book.add("cloud", Usage(200, 0), kind="plan", estimated=Estimate(180, 30))
+    book.add("fast", Usage(50, 5))  # no estimate
+    lines = book.detail()
+    assert "prompt est/counted" in lines[0] and "reply est/counted" in lines[0]
+    assert lines[1].split() == ["1", "fast", "ask", "110/100", "+10%", "15/20", "-25%"]
+    # The provider counted no reply tokens: the estimate stands alone.
+    assert lines[2].split() == ["2", "cloud", "plan", "180/200", "-10%", "30/-"]
+    assert lines[3].split() == ["3", "fast", "ask", "-/50", "-/5"]
+    assert lines[4] == "session: prompt 290/300 -3%, reply 15/20 -25%"
+    assert "four characters" in lines[-1]
+
+
+def test_detail_without_counts_says_so() -> None:
+    book = CostBook()
+    assert book.detail() == ["no model turns yet in this session"]
+    book.add("fast", Usage(0, 0), estimated=Estimate(10, 2))
+    assert book.detail()[-2] == "session: no turn has both an estimate and a count"
