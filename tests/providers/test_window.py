@@ -120,7 +120,13 @@ def test_an_ollama_server_says_num_ctx_else_the_architecture_s_context_length(
             "model_info": {"general.architecture": "qwen2", "qwen2.context_length": 32768},
         }
 
-    server = serve({"/api/show": show, "/v1/models": {"data": [{"id": "tuned"}]}})
+    server = serve(
+        {
+            "/api/show": show,
+            "/api/version": {"version": "0.5.7"},
+            "/v1/models": {"data": [{"id": "tuned"}]},
+        }
+    )
     tuned = context_window(_ai(server.url, "tuned"))
     plain = context_window(_ai(server.url, "qwen2.5-coder:1.5b"))
     assert (tuned.tokens, tuned.source) == (16384, "ollama")
@@ -153,6 +159,8 @@ def test_a_server_that_does_not_say_gives_the_default_with_the_reason(
     assert (window.tokens, window.source) == (DEFAULT_WINDOW, "default")
     assert window.reason is not None and "context_window" in window.reason
     assert "the default" in window.describe()
+    # Nothing is posted to a server that is not Ollama: a POST could be taken for work.
+    assert [method for method, _, _ in server.asked] == ["GET", "GET", "GET"]
 
 
 def test_a_server_that_cannot_be_reached_is_asked_again_later() -> None:

@@ -16,6 +16,7 @@ from conch.errors import UsageError
 if TYPE_CHECKING:
     from conch.agent.builtin import ToolOptions
     from conch.agent.session import Session
+    from conch.config.agent import AgentSettings
     from conch.config.settings import LoadedSettings, Settings
     from conch.execute.checked import Approve
     from conch.policy import ExecutionMode
@@ -48,8 +49,17 @@ class AgentSetup:
     root: Path
     bash: bool
     mode: ExecutionMode
-    max_iterations: int
+    max_iterations: int | None  # --max-iterations, when given
     act: bool = False  # --act: the do tool, given each instruction first
+    default_iterations: int = 10  # the command's own, where neither flag nor config says
+    cwd: Path | None = None  # where relative paths in flags start (None: the process's)
+
+    def iterations(self, settings: Settings) -> int:
+        """Model replies a turn may take: the flag, else ``agent.max_iterations``, else
+        the command's default."""
+        if self.max_iterations is not None:
+            return self.max_iterations
+        return settings.agent.max_iterations or self.default_iterations
 
 
 def setup_from(args: argparse.Namespace, env: Environment, default_mode: str) -> AgentSetup:
@@ -57,8 +67,11 @@ def setup_from(args: argparse.Namespace, env: Environment, default_mode: str) ->
     from conch.agent.modes import parse_mode
     from conch.policy import ExecutionMode
 
-    if args.max_iterations < 1:
+    if args.max_iterations is not None and args.max_iterations < 1:
         raise UsageError(f"--max-iterations must be 1 or more, not {args.max_iterations}")
+    timeout = getattr(args, "command_timeout", None)
+    if timeout is not None and not timeout > 0:
+        raise UsageError(f"--command-timeout must be more than 0 seconds, not {timeout:g}")
     if args.allow_dangerous:
         if args.mode is not None and parse_mode(args.mode) is not ExecutionMode.FULL:
             raise UsageError(
@@ -85,6 +98,8 @@ def setup_from(args: argparse.Namespace, env: Environment, default_mode: str) ->
         mode,
         args.max_iterations,
         act,
+        getattr(args, "default_iterations", 10),
+        env.cwd,
     )
 
 
@@ -95,27 +110,59 @@ def flag_tools(
     **extra: Any,
 ) -> ToolOptions:
     """The built-in tools the shared tool flags ask for (``--sandbox``, ``--tools-mode``,
-    ``--allow-bash`` and the mode, ``--no-python``, ``--web``), with the permission rules
+    ``--allow-bash`` and the mode, ``--no-python``, ``--web``, ``--search-url``,
+    ``--memory``, ``--command-timeout``), with what ``settings`` say where a flag does not
+    (the ``agent:`` section: the terminal's limits, memory, the web) and the permission rules
     and ``execution.pass_env`` of ``settings``; ``extra`` sets the rest."""
     from conch.agent.builtin import ToolOptions
+    from conch.config.agent import AgentSettings
 
+    agent = settings.agent if settings is not None else AgentSettings()
     if settings is not None:
         from conch.policy.rules import permissions_from
 
         extra.setdefault("permissions", permissions_from(settings.permissions))
         extra.setdefault("pass_env", tuple(settings.execution.pass_env))
         extra.setdefault("scrub_env", settings.execution.scrub_env)
+    terminal = agent.terminal
+    timeout = getattr(args, "command_timeout", None)
+    extra.setdefault("command_timeout", timeout or terminal.timeout_seconds)
+    extra.setdefault("max_stdout", terminal.max_stdout_bytes)
+    extra.setdefault("max_stderr", terminal.max_stderr_bytes)
+    search_url = getattr(args, "search_url", None) or agent.search_url
+    web = bool(args.web or getattr(args, "search_url", None) or agent.web)
+    if web and search_url and "web_search" not in extra:
+        from conch.tools.web import SearxngSearch
+
+        extra["web_search"] = SearxngSearch(search_url)
+    extra.setdefault("memory_dir", memory_dir(getattr(args, "memory", None), agent, setup))
     return ToolOptions(
         root=setup.root,
         fs_mode=args.tools_mode,
         bash=setup.bash,
         mode=setup.mode,
         evaluate=not args.no_python,
-        web=args.web,
+        web=web,
         act=setup.act,
         settings=settings,
         **extra,
     )
+
+
+def memory_dir(flag: str | None, agent: AgentSettings, setup: AgentSetup) -> Path | None:
+    """Where the memory tool keeps its notes: ``--memory DIR``, else (with ``--memory``
+    alone or ``agent.memory: true``) ``agent.memory_dir``, else ``memory/`` in the state
+    directory; None when neither flag nor config asks for memory. A relative DIR starts at
+    the working directory."""
+    if flag is None and not agent.memory:
+        return None
+    named = flag or agent.memory_dir
+    if named:
+        path = Path(named).expanduser()
+        return path if path.is_absolute() else ((setup.cwd or Path.cwd()) / path).resolve()
+    from conch.config.paths import Paths
+
+    return Paths.default().state_dir / "memory"
 
 
 def sandbox_root(sandbox: str | None, env: Environment) -> Path:
@@ -150,7 +197,7 @@ def open_session(
     tools = flag_tools(
         args, setup, loaded.settings, confirm=confirm, plan_state=plan, on_refused=refusals
     )
-    limits = Limits(max_iterations=setup.max_iterations)
+    limits = Limits(max_iterations=setup.iterations(loaded.settings))
     session = Session.from_settings(
         loaded.settings, tools=tools, limits=limits, act_first=setup.act
     )

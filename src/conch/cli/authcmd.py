@@ -12,6 +12,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from conch.cli.configflag import add_config_flag
 from conch.cli.environment import Environment
 from conch.cli.parsing import USAGES, Parser
 from conch.cli.status import ExitStatus
@@ -36,6 +37,7 @@ def build_auth_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "provider", metavar="PROVIDER", help="openai, azure, or a name in the models section"
     )
+    add_config_flag(p)
     p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
     return p
 

@@ -16,15 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 from conch.cli import ui
 from conch.cli.agentlog import TurnLog
+from conch.cli.agentmetrics import Metrics, metrics_for, report_window
 from conch.cli.agentsetup import AgentSetup, Refusals, model_name, open_session, setup_from
 from conch.cli.agentview import TurnView, tools_table
 from conch.cli.environment import Environment
-from conch.cli.parsing import CHAT_ITERATIONS, USAGES, Parser, add_agent_flags
+from conch.cli.parsing import CHAT_ITERATIONS, USAGES, Parser, add_agent_flags, add_report_flags
 from conch.cli.repl import Interrupts, make_reader
 from conch.cli.status import ExitStatus
 from conch.errors import ConchError, UsageError
 
 if TYPE_CHECKING:
+    from conch.agent.events import AgentEvent
     from conch.agent.session import Session
     from conch.tools.plan import PlanState
 
@@ -34,6 +36,7 @@ COMMANDS = (
     ("/plan", "the agent's checklist for the current task"),
     ("/system [TEXT]", "show the system prompt; with TEXT, make it the base (clears the chat)"),
     ("/reset", "start the conversation over (the plan too)"),
+    ("/compress", "replace the conversation with a recap the model writes of it"),
     ("/clear", "clear the screen (the conversation stays)"),
     ("/exit", "leave (also /quit, or Ctrl+D)"),
 )
@@ -67,9 +70,15 @@ def build_chat_parser() -> argparse.ArgumentParser:
         help="do not save this chat (--continue can still read the saved one)",
     )
     p.add_argument(
+        "--compress",
+        action="store_true",
+        help="resume the saved chat (as --continue) as a recap the model writes of it",
+    )
+    p.add_argument(
         "--show-system-prompt", action="store_true", help="print the system prompt and exit"
     )
     add_agent_flags(p, CHAT_ITERATIONS, act=True)
+    add_report_flags(p)
     return p
 
 
@@ -82,6 +91,7 @@ def run_chat(args: argparse.Namespace, env: Environment) -> int:
 
     plan = PlanState()
     view = TurnView(env, None, quiet=args.quiet)
+    metrics = metrics_for(args, env.cwd, lambda text: view.line(text, dim=True))
     confirm = None
     if env.open_terminal() is not None:
         from conch.cli.confirm import agent_approver
@@ -96,8 +106,12 @@ def run_chat(args: argparse.Namespace, env: Environment) -> int:
             return ExitStatus.OK
         log = TurnLog(env, ["conch", *args.argv], loaded)
         chat = Chat(args, env, session, setup, plan, view, model_name(loaded), log)
-        if args.resume:
+        chat.metrics = metrics
+        report_window(metrics, loaded)
+        if args.resume or args.compress:
             chat.resume()
+        if args.compress:
+            chat.compress()
         if args.prompt is not None:
             return chat.once(args.prompt)
         if not env.stdin_isatty:
@@ -108,6 +122,7 @@ def run_chat(args: argparse.Namespace, env: Environment) -> int:
         return chat.repl()
     finally:
         session.close()
+        metrics.close()
 
 
 class Chat:
@@ -134,6 +149,7 @@ class Chat:
         self.path = session_path(self.state_dir, setup.root)
         self.save_enabled = not args.no_local_session
         self.interrupts = Interrupts()
+        self.metrics = Metrics()
         self._replying = False
 
     # -- the conversation --------------------------------------------------------------------
@@ -160,14 +176,39 @@ class Chat:
         """One turn, shown as it happens; the chat is saved, and the turn recorded in the
         history log, however it ends."""
         self.view.begin()
+        self.metrics.begin(text)
         try:
             with self.log.turn(text):
-                reply = self.session.chat(text, on_event=self.log.tee(self.view.on_event))
+                on_event = self.log.tee(self.metrics.tee(self.view.on_event))
+                reply = self.session.chat(text, on_event=on_event)
                 self.log.code = ExitStatus.OK
                 return reply
         finally:
             self.view.pause()
             self.save()
+
+    def compress(self) -> str | None:
+        """Replace the conversation with a recap the model writes of it (``/compress``,
+        ``--compress``), show the recap and save the chat; None when there was nothing to
+        compress."""
+        self.view.begin("writing a recap")
+        self.metrics.begin("(a recap of the conversation)")
+        try:
+            recap = self.session.compress(on_event=self.metrics.tee(_stages(self.view)))
+        finally:
+            self.view.pause()
+        if recap is None:
+            self._say("nothing to compress yet")
+            return None
+        self.plan.clear()
+        self.save()
+        if self.view.out is not None:  # the REPL: the recap is part of the conversation
+            self.view.out.write(recap.rstrip("\n") + "\n")
+            self.view.out.flush()
+        else:
+            self._say(f"recap: {recap}")
+        self._say("the conversation so far is replaced by this recap")
+        return recap
 
     def save(self) -> None:
         """Write the chat to its file (unless --no-local-session); a failure is a warning."""
@@ -284,6 +325,16 @@ class Chat:
                 self._say("the system prompt's base is replaced; the conversation starts over")
             else:
                 out.write(self.session.render_system().rstrip("\n") + "\n")
+        elif name == "/compress":
+            self._replying = True
+            try:
+                self.compress()
+            except KeyboardInterrupt:
+                self._say("stopped; the conversation is kept")
+            except ConchError as exc:
+                self.env.stderr.write(f"conch: {exc}\n")
+            finally:
+                self._replying = False
         elif name == "/reset":
             self.session.reset()
             self.plan.clear()
@@ -309,6 +360,18 @@ class Chat:
             return
         self.env.stderr.write(ui.paint(self.env, f"conch: {text}", "2") + "\n")
         self.env.stderr.flush()
+
+
+def _stages(view: TurnView) -> Callable[[AgentEvent], None]:
+    """The events of a recap being written, shown as progress only (the recap is shown
+    whole once it is done)."""
+    from conch.messages import Stage
+
+    def on_event(event: AgentEvent) -> None:
+        if isinstance(event, Stage):
+            view.on_event(event)
+
+    return on_event
 
 
 def chat_history_path(state_dir: Path) -> Path:

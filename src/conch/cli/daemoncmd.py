@@ -11,6 +11,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from conch.cli import ui
+from conch.cli.configflag import add_config_flag
 from conch.cli.environment import Environment
 from conch.cli.parsing import USAGES, Parser
 from conch.cli.status import ExitStatus
@@ -28,6 +29,7 @@ def build_daemon_parser() -> argparse.ArgumentParser:
     p = Parser(prog="conch daemon", usage=USAGES["daemon"])
     p.add_argument("action", choices=ACTIONS, help="what to do with the model service")
     p.add_argument("--json", action="store_true", help="print the service's status as JSON")
+    add_config_flag(p)
     p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
     return p
 

@@ -11,6 +11,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
+from conch.cli.configflag import add_config_flag
 from conch.cli.environment import Environment
 from conch.cli.parsing import USAGES, Parser
 from conch.cli.status import ExitStatus
@@ -30,6 +31,7 @@ def build_doctor_parser() -> argparse.ArgumentParser:
         "config files, keyring, provider. Exit 1 when something the settings need is broken.",
     )
     p.add_argument("--json", action="store_true", help="print the checks as JSON")
+    add_config_flag(p)
     p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
     return p
 

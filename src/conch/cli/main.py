@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from conch.cli.configflag import add_config_flag
 from conch.cli.environment import Environment
 from conch.cli.parsing import USAGES, Parser, add_daemon_flag, add_model_flags, parse_anywhere
 from conch.cli.status import ExitStatus, status_for
@@ -37,38 +38,55 @@ def _check(rest: list[str], env: Environment) -> int:
         )
     from conch.cli.check import run_check
 
-    return run_check(parse_anywhere(build_check_parser(), rest), env)
+    parsed = parse_anywhere(build_check_parser(), rest)
+    _use_config(parsed, env)
+    return run_check(parsed, env)
 
 
-def _parse(parser: argparse.ArgumentParser, word: str, rest: list[str]) -> argparse.Namespace:
+def _parse(
+    parser: argparse.ArgumentParser, word: str, rest: list[str], env: Environment
+) -> argparse.Namespace:
     """``rest`` parsed for the subcommand ``word`` (options anywhere, ``--`` ends them); a
-    usage error also says how to ask for a command that starts with that word."""
+    usage error also says how to ask for a command that starts with that word. A
+    ``--config PATH`` among them becomes the run's config file."""
     try:
-        return parse_anywhere(parser, rest)
+        parsed = parse_anywhere(parser, rest)
     except UsageError as exc:
         raise UsageError(
             f"{exc}; to ask for a command, write: {_as_request([word, *rest])}"
         ) from None
+    _use_config(parsed, env, check=word != "doctor")
+    return parsed
+
+
+def _use_config(
+    parsed: argparse.Namespace, env: Environment, *, check: bool = True, create: bool = False
+) -> None:
+    """``--config PATH``, when given, as the run's config file (``conch.cli.configflag``)."""
+    if getattr(parsed, "config", None) is not None:
+        from conch.cli.configflag import use_config
+
+        use_config(parsed, env, check=check, create=create)
 
 
 def _daemon(rest: list[str], env: Environment) -> int:
     from conch.cli.daemoncmd import build_daemon_parser, run_daemon
 
-    return run_daemon(_parse(build_daemon_parser(), "daemon", rest), env)
+    return run_daemon(_parse(build_daemon_parser(), "daemon", rest, env), env)
 
 
 def _doctor(rest: list[str], env: Environment) -> int:
     from conch.cli.doctor import build_doctor_parser, run_doctor
 
-    return run_doctor(_parse(build_doctor_parser(), "doctor", rest), env)
+    return run_doctor(_parse(build_doctor_parser(), "doctor", rest, env), env)
 
 
 def _wordless(
-    name: str, parser: argparse.ArgumentParser, rest: list[str], instead: str
+    name: str, parser: argparse.ArgumentParser, rest: list[str], instead: str, env: Environment
 ) -> argparse.Namespace:
     """The flags of ``conch NAME``, a subcommand that takes no words (``instead`` says where
     they go); words after it are a usage error that shows how to ask for a command."""
-    parsed = _parse(parser, name, rest)
+    parsed = _parse(parser, name, rest, env)
     if parsed.words:
         raise UsageError(
             f"`conch {name}` takes no words ({instead}); to ask for a command, "
@@ -81,13 +99,15 @@ def _wordless(
 def _chat(rest: list[str], env: Environment) -> int:
     from conch.cli.chat import build_chat_parser, run_chat
 
-    return run_chat(_wordless("chat", build_chat_parser(), rest, "send one prompt with -p"), env)
+    return run_chat(
+        _wordless("chat", build_chat_parser(), rest, "send one prompt with -p", env), env
+    )
 
 
 def _run(rest: list[str], env: Environment) -> int:
     from conch.cli.runcmd import build_run_parser, run_task
 
-    parsed = _parse(build_run_parser(), "run", rest)
+    parsed = _parse(build_run_parser(), "run", rest, env)
     if len(parsed.instruction) > 1:
         raise UsageError(
             f'`conch run` takes one instruction in quotes: conch run "{" ".join(parsed.instruction)}"'
@@ -100,32 +120,36 @@ def _run(rest: list[str], env: Environment) -> int:
 def _shell(rest: list[str], env: Environment) -> int:
     from conch.cli.shellrepl import build_shell_parser, run_shell
 
-    return run_shell(_wordless("shell", build_shell_parser(), rest, "type them at its prompt"), env)
+    return run_shell(
+        _wordless("shell", build_shell_parser(), rest, "type them at its prompt", env), env
+    )
 
 
 def _serve(rest: list[str], env: Environment) -> int:
     from conch.cli.servecmd import build_serve_parser, run_serve
 
     instead = "clients send their requests over HTTP"
-    return run_serve(_wordless("serve", build_serve_parser(), rest, instead), env)
+    return run_serve(_wordless("serve", build_serve_parser(), rest, instead, env), env)
 
 
 def _mcp(rest: list[str], env: Environment) -> int:
     from conch.cli.mcpcmd import build_mcp_parser, run_mcp
 
-    return run_mcp(_wordless("mcp", build_mcp_parser(), rest, "MCP clients send the requests"), env)
+    return run_mcp(
+        _wordless("mcp", build_mcp_parser(), rest, "MCP clients send the requests", env), env
+    )
 
 
 def _auth(rest: list[str], env: Environment) -> int:
     from conch.cli.authcmd import build_auth_parser, run_auth
 
-    return run_auth(_parse(build_auth_parser(), "auth", rest), env)
+    return run_auth(_parse(build_auth_parser(), "auth", rest, env), env)
 
 
 def _integration(rest: list[str], env: Environment) -> int:
     from conch.cli.integrationcmd import build_integration_parser, run_integration
 
-    parsed = _parse(build_integration_parser(), "integration", rest)
+    parsed = _parse(build_integration_parser(), "integration", rest, env)
     return run_integration(parsed, env, completion_parser)
 
 
@@ -254,6 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="do not try candidate commands in the read-only sandbox",
     )
     add_daemon_flag(p)
+    add_config_flag(p)
     p.add_argument("--no-history", action="store_true", help="write no history entry")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
@@ -292,6 +317,7 @@ def build_check_parser() -> argparse.ArgumentParser:
         default="restricted-autonomous",
         help="execution mode the verdict is for",
     )
+    add_config_flag(p)
     p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
     return p
 
@@ -396,6 +422,7 @@ def raw_main(args: Sequence[str], env: Environment) -> int:
             f"'{words[0]}' is a subcommand word; write the request as: {_as_request(words)}"
         )
     parsed.argv = args
+    _use_config(parsed, env, create=bool(parsed.init))
     from conch.cli.oneshot import run
 
     return run(parsed, env)

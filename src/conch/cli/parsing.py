@@ -103,7 +103,31 @@ def add_agent_flags(p: argparse.ArgumentParser, iterations: int, *, act: bool = 
         "--allow-bash", action="store_true", help="offer the bash tool (commands are checked)"
     )
     tools.add_argument("--no-python", action="store_true", help="no evaluate tool (Python)")
-    tools.add_argument("--web", action="store_true", help="offer web_fetch (read web pages)")
+    tools.add_argument(
+        "--web",
+        action="store_true",
+        help="offer web_fetch (read web pages), and web_search where a search service is set",
+    )
+    tools.add_argument(
+        "--search-url",
+        metavar="URL",
+        help="the SearXNG-style search endpoint web_search asks (implies --web; "
+        "default: agent.search_url)",
+    )
+    tools.add_argument(
+        "--memory",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help="offer the memory tool: notes kept between sessions in DIR (default: "
+        "agent.memory_dir, or memory/ in the state directory)",
+    )
+    tools.add_argument(
+        "--command-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="a bash command running longer is killed (default: agent.terminal.timeout_seconds, 30)",
+    )
     tools.add_argument(
         "--tools-mode",
         choices=TOOL_MODES,
@@ -128,14 +152,35 @@ def add_agent_flags(p: argparse.ArgumentParser, iterations: int, *, act: bool = 
         p.add_argument(
             "--max-iterations",
             type=int,
-            default=iterations,
             metavar="N",
-            help=f"model replies per turn before the agent gives up (default: {iterations})",
+            help="model replies per turn before the agent gives up (default: "
+            f"agent.max_iterations, or {iterations})",
         )
+        p.set_defaults(default_iterations=iterations)
     else:
-        p.set_defaults(max_iterations=1)
+        p.set_defaults(max_iterations=1, default_iterations=1)
     model = p.add_argument_group("model")
     add_model_flags(model)
     add_daemon_flag(model)
+    from conch.cli.configflag import add_config_flag
+
+    add_config_flag(model)
     p.add_argument("-q", "--quiet", action="store_true", help="no spinner, status or tool lines")
     p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
+
+
+def add_report_flags(p: argparse.ArgumentParser) -> None:
+    """``--log-file`` and ``--verbose`` (``conch chat``, ``conch run``): what each model reply
+    and tool call took, in a file and on stderr (``conch.cli.agentmetrics``)."""
+    report = p.add_argument_group("metrics")
+    report.add_argument(
+        "--log-file",
+        metavar="PATH",
+        help="append a line per model reply (tokens, tokens/s, time) and per tool call to PATH",
+    )
+    report.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="those lines on stderr too, and the context window and where it came from",
+    )

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from conch.agent.events import IterationLimit
 from conch.cli import ui
 from conch.cli.agentlog import TurnLog
+from conch.cli.agentmetrics import metrics_for, report_window
 from conch.cli.agentsetup import Refusals, model_name, open_session, setup_from
 from conch.cli.agentview import (
     TurnView,
@@ -19,11 +20,14 @@ from conch.cli.agentview import (
     checklist_summary,
 )
 from conch.cli.environment import Environment
-from conch.cli.parsing import USAGES, Parser, add_agent_flags
+from conch.cli.parsing import USAGES, Parser, add_agent_flags, add_report_flags
 from conch.cli.status import ExitStatus
 from conch.errors import InputError, UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from conch.agent.events import AgentEvent
     from conch.agent.session import Session
     from conch.tools.plan import PlanItem, PlanState
 
@@ -47,6 +51,7 @@ def build_run_parser() -> argparse.ArgumentParser:
     p.add_argument("instruction", nargs="*", metavar="INSTRUCTION", help="the task, in quotes")
     p.add_argument("--plan", metavar="FILE", help="a task file: YAML, JSON or Markdown")
     add_agent_flags(p, RUN_ITERATIONS, act=True)
+    add_report_flags(p)
     return p
 
 
@@ -64,6 +69,7 @@ def run_task(args: argparse.Namespace, env: Environment) -> int:
     setup = setup_from(args, env, "restricted")
     goal, prompt = _task(args.plan, env) if args.plan is not None else (instruction, instruction)
     view = TurnView(env, None, quiet=args.quiet)
+    metrics = metrics_for(args, env.cwd, lambda text: view.line(text, dim=True))
     from conch.tools.plan import PlanState
 
     shown: list[tuple[PlanItem, ...]] = [()]
@@ -86,8 +92,14 @@ def run_task(args: argparse.Namespace, env: Environment) -> int:
         env, f"  ({model_name(loaded)}; {setup.root}; {bash})", "2"
     )
     log = TurnLog(env, ["conch", *args.argv], loaded)
-    with log.turn(goal):
-        log.code = _work(env, session, view, plan, refusals, log, header, prompt)
+    try:
+        report_window(metrics, loaded)
+        metrics.begin(goal)
+        with log.turn(goal):
+            on_event = log.tee(metrics.tee(view.on_event))
+            log.code = _work(env, session, view, plan, refusals, log, on_event, header, prompt)
+    finally:
+        metrics.close()
     return log.code
 
 
@@ -98,16 +110,18 @@ def _work(
     plan: PlanState,
     refusals: Refusals,
     log: TurnLog,
+    on_event: Callable[[AgentEvent], None],
     header: str,
     prompt: str,
 ) -> int:
-    """Run the task on ``session``, print its answer, return the exit status."""
+    """Run the task on ``session`` (its events to ``on_event``), print its answer, return
+    the exit status."""
     with session:
         view.n_ctx = session.context_tokens
         view.line(header)
         view.begin()
         try:
-            reply = session.chat(prompt, on_event=log.tee(view.on_event))
+            reply = session.chat(prompt, on_event=on_event)
         except IterationLimit as exc:
             view.pause()
             env.stderr.write(

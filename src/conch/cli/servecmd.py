@@ -95,7 +95,7 @@ def run_serve(args: argparse.Namespace, env: Environment) -> int:
         no_auth=args.no_auth,
         caps=Caps(timeout_s=args.timeout),
         tools=tools,
-        max_iterations=setup.max_iterations,
+        max_iterations=setup.iterations(loaded.settings),
         temperature=loaded.settings.ai.temperature,
     )
     models = ModelTable.from_settings(loaded.settings)

@@ -11,8 +11,9 @@ window comes, in this order, from:
    - llama.cpp ``GET /props``: ``default_generation_settings.n_ctx`` (the window it runs);
    - vLLM and other OpenAI-compatible servers ``GET /v1/models``: the model's
      ``max_model_len`` (or ``context_length``, ``context_window``);
-   - Ollama ``POST /api/show``: ``num_ctx`` among the model's parameters (what it runs
-     with), else ``model_info["<arch>.context_length"]`` (what the model was trained for);
+   - Ollama (a server whose ``GET /api/version`` answers) ``POST /api/show``: ``num_ctx``
+     among the model's parameters (what it runs with), else
+     ``model_info["<arch>.context_length"]`` (what the model was trained for);
 
 4. ``DEFAULT_WINDOW`` (4,096 tokens), with the reason recorded.
 
@@ -190,6 +191,11 @@ def _vllm(http: httpx.Client, root: str, base_url: str, model: str | None) -> in
 
 def _ollama(http: httpx.Client, root: str, base_url: str, model: str | None) -> int | None:
     if not model:
+        return None
+    # Asked only of a server that says it is Ollama: /api/show is a POST, which another
+    # server could take for a request to act on.
+    version = _json(http.get(f"{root}/api/version"))
+    if not isinstance(version, dict) or "version" not in version:
         return None
     data = _json(http.post(f"{root}/api/show", json={"model": model}))
     if not isinstance(data, dict):
