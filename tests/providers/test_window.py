@@ -40,11 +40,14 @@ class _Server:
                     self.end_headers()
                     return
                 data = json.dumps(answer).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up waiting (the slow server's test)
 
             def do_GET(self) -> None:
                 self._answer("GET")
@@ -204,3 +207,24 @@ def test_session_and_server_take_the_window_from_the_one_function(
     assert table.context_tokens("big") == 9000
     with Session.from_settings(settings) as opened:
         assert opened.context_tokens == 6144
+
+
+def test_a_server_that_does_not_answer_in_time_gives_the_default_once(
+    serve: Callable[[Routes], _Server], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    import conch.providers.window as window_module
+
+    monkeypatch.setattr(window_module, "PROBE_TIMEOUT_S", 0.2)
+
+    def slow(body: Any) -> Any:
+        time.sleep(1.0)
+        return {"default_generation_settings": {"n_ctx": 8192}}
+
+    server = serve({"/props": slow})
+    window = context_window(_ai(server.url))
+    assert (window.tokens, window.source) == (DEFAULT_WINDOW, "default")
+    assert window.reason is not None and "did not answer" in window.reason
+    assert context_window(_ai(server.url)) == window
+    assert len(server.asked) == 1

@@ -122,9 +122,15 @@ def _ask(base_url: str, ai: AISettings, client: httpx.Client | None) -> tuple[Co
             tokens = probe(http, root, base_url, ai.model)
             if tokens is not None:
                 return ContextWindow(tokens, source), True
-    except httpx.TransportError as exc:
+    except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
         reason = f"the server at {base_url} could not be reached ({type(exc).__name__})"
         return _default(reason), False
+    except httpx.TransportError as exc:  # reached, but it did not answer in time or in HTTP
+        reason = (
+            f"the server at {base_url} did not answer the question ({type(exc).__name__}); "
+            "set context_window on the model's entry"
+        )
+        return _default(reason), True
     finally:
         if own:
             http.close()
