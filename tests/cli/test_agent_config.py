@@ -164,7 +164,7 @@ def test_memory_and_web_search_from_flags_and_config(tmp_path: Path, isolated_di
     assert options.memory_dir is None and not options.web and options.web_search is None
     options, _ = _options("", "--memory", cwd=tmp_path)
     assert options.memory_dir == Paths.default().state_dir / "memory"
-    options, _ = _options("", "--memory", "notes", cwd=tmp_path)
+    options, _ = _options("", "--memory-dir", "notes", cwd=tmp_path)
     assert options.memory_dir == (tmp_path / "notes").resolve()
     options, _ = _options("", "--search-url", "http://127.0.0.1:8888/search", cwd=tmp_path)
     assert options.web and options.web_search is not None

@@ -111,7 +111,7 @@ def flag_tools(
 ) -> ToolOptions:
     """The built-in tools the shared tool flags ask for (``--sandbox``, ``--tools-mode``,
     ``--allow-bash`` and the mode, ``--no-python``, ``--web``, ``--search-url``,
-    ``--memory``, ``--command-timeout``), with what ``settings`` say where a flag does not
+    ``--memory``, ``--memory-dir``, ``--command-timeout``), with what ``settings`` say where a flag does not
     (the ``agent:`` section: the terminal's limits, memory, the web) and the permission rules
     and ``execution.pass_env`` of ``settings``; ``extra`` sets the rest."""
     from conch.agent.builtin import ToolOptions
@@ -135,7 +135,8 @@ def flag_tools(
         from conch.tools.web import SearxngSearch
 
         extra["web_search"] = SearxngSearch(search_url)
-    extra.setdefault("memory_dir", memory_dir(getattr(args, "memory", None), agent, setup))
+    asked = getattr(args, "memory_dir", None) or ("" if getattr(args, "memory", False) else None)
+    extra.setdefault("memory_dir", memory_dir(asked, agent, setup))
     return ToolOptions(
         root=setup.root,
         fs_mode=args.tools_mode,
@@ -150,9 +151,9 @@ def flag_tools(
 
 
 def memory_dir(flag: str | None, agent: AgentSettings, setup: AgentSetup) -> Path | None:
-    """Where the memory tool keeps its notes: ``--memory DIR``, else (with ``--memory``
-    alone or ``agent.memory: true``) ``agent.memory_dir``, else ``memory/`` in the state
-    directory; None when neither flag nor config asks for memory. A relative DIR starts at
+    """Where the memory tool keeps its notes: ``--memory-dir DIR`` (``flag``), else (with
+    ``--memory``, ``flag`` empty, or ``agent.memory: true``) ``agent.memory_dir``, else
+    ``memory/`` in the state directory; None when neither flag nor config asks for memory. A relative DIR starts at
     the working directory."""
     if flag is None and not agent.memory:
         return None

@@ -116,11 +116,12 @@ def add_agent_flags(p: argparse.ArgumentParser, iterations: int, *, act: bool = 
     )
     tools.add_argument(
         "--memory",
-        nargs="?",
-        const="",
-        metavar="DIR",
-        help="offer the memory tool: notes kept between sessions in DIR (default: "
-        "agent.memory_dir, or memory/ in the state directory)",
+        action="store_true",
+        help="offer the memory tool: notes kept between sessions (in agent.memory_dir, "
+        "or memory/ in the state directory)",
+    )
+    tools.add_argument(
+        "--memory-dir", metavar="DIR", help="keep the memory tool's notes in DIR (implies --memory)"
     )
     tools.add_argument(
         "--command-timeout",
