@@ -14,7 +14,14 @@ import pytest
 from agentutil import EventLog, call, scripted_session, sent
 
 from conch.agent import Limits
-from conch.agent.act import DO_DESCRIPTION, Actor, do_tool, one_shot_for, suits_a_command
+from conch.agent.act import (
+    DO_DESCRIPTION,
+    Actor,
+    do_tool,
+    edits_one_file,
+    one_shot_for,
+    suits_a_command,
+)
 from conch.agent.bash import CommandRefused, Shell
 from conch.agent.builtin import ToolOptions, default_tools
 from conch.agent.conversation import alternation_problems
@@ -195,6 +202,17 @@ def test_code_to_write_goes_to_the_model_first_even_with_act_first() -> None:
     assert steps == []
     assert suits_a_command("Count the lines of notes.txt and save the number to n.txt.")
     assert not suits_a_command("Create a shell script list.sh that lists the .csv files.")
+
+
+def test_a_value_changed_inside_one_file_goes_to_the_model_first() -> None:
+    assert edits_one_file("In server.cfg, change the log level from info to debug.")
+    assert edits_one_file("Set VERSION in .version.env to 2.")
+    assert not edits_one_file("In every .cfg file under etc, change info to debug.")
+    assert not edits_one_file("Rename notes.txt to notes.md.")
+    assert not edits_one_file("Copy a.txt to b.txt.")  # no value changed inside
+    assert not edits_one_file("Change a.txt so it holds the lines of b.txt.")  # two files
+    assert not suits_a_command("In server.cfg, set the port to 81.")
+    assert suits_a_command("Count the lines in server.cfg and write the number to n.txt.")
 
 
 def test_a_step_after_writing_code_names_the_file_it_means_by_it() -> None:

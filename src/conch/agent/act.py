@@ -51,10 +51,30 @@ _AUTHORING = re.compile(
 )
 
 
+# "change the port in config.ini", "set APP_ENV in .env": a value edited inside one file,
+# which the model does with fs_edit, seeing the file; a one-line sed guesses at its layout.
+_EDIT = re.compile(
+    r"\b(?:change|set|turn|raise|lower|increase|decrease|bump|update|edit|modify)\b", re.IGNORECASE
+)
+_NOT_ONE_FILE = re.compile(
+    r"\b(?:every|each|all|rename|move|names?)\b|\.\w+ files?\b", re.IGNORECASE
+)
+_NAMED_FILE = re.compile(r"(?<![\w./-])(?:[\w./-]*\w)?\.[A-Za-z]\w{0,7}(?![\w/-])")
+
+
+def edits_one_file(instruction: str) -> bool:
+    """Whether ``instruction`` asks to change values inside one file it names."""
+    if _EDIT.search(instruction) is None or _NOT_ONE_FILE.search(instruction):
+        return False
+    named = {m.group(0).rstrip(".") for m in _NAMED_FILE.finditer(instruction)}
+    return len(named) == 1
+
+
 def suits_a_command(instruction: str) -> bool:
-    """Whether ``instruction`` is work one shell command can do, so it goes to ``do`` first
-    (``Agent.act_first``); not when it asks for code to be written."""
-    return _AUTHORING.search(instruction) is None
+    """Whether ``instruction`` is work one shell command does well, so it goes to ``do``
+    first (``Agent.act_first``); not when it asks for code to be written, nor for values to
+    be changed inside one file (the model edits it with the file tools)."""
+    return _AUTHORING.search(instruction) is None and not edits_one_file(instruction)
 
 
 _SHOWN_FILES = 3  # files a step's result shows the content of
