@@ -108,7 +108,7 @@ SHELL_PROMPT = r"\[conch:[^\]]*\]\$"
 def _shell(line: str, cwd: Path) -> None:
     """``conch shell`` as typed: a shell line runs, a question about its output gets a
     reply (a suggested command is declined), then :quit."""
-    from conch.cli.shellturn import QUESTION
+    from conch.cli.shellview import QUESTION
 
     child = spawn_conch(cwd, *shlex.split(line)[1:])
     child.timeout = 600

@@ -21,7 +21,7 @@ import pytest
 
 from cliutil import CliResult, plain_terminal, spawn_conch
 from conch.config.paths import Paths
-from conch.shell.sessions import ShellSession
+from conch.shell.sessions import SavedSession
 
 pytestmark = pytest.mark.e2e
 
@@ -115,7 +115,7 @@ def quit_shell(shell: pexpect.spawn) -> int:
 
 
 def session_records(kind: str | None = None) -> list[dict[str, Any]]:
-    session = ShellSession.last(Paths.default().state_dir)
+    session = SavedSession.last(Paths.default().state_dir)
     assert session is not None, "no shell session was saved"
     return [r for r in session.records() if kind is None or r["type"] == kind]
 

@@ -9,10 +9,17 @@ from typing import Any
 
 import pytest
 
+from conch.command.candidates import Trial
+from conch.command.generate import Generated
+from conch.command.proposal import Proposal
 from conch.config.settings import Settings
+from conch.execute.dryrun import DryRun
+from conch.messages import Usage
 from conch.policy import Risk
-from conch.shell.check import Checker
+from conch.shell.check import Checker, correction_of, from_proposal
 from conch.shell.state import ShellState
+from conch.shell.turns import judge
+from conch.validate import ValidationResult
 from requires import needs
 
 APP_LOG = "'app.log' does not exist in the current directory (there is logs/app.log)"
@@ -121,3 +128,51 @@ def test_a_dry_run_that_does_not_finish_in_time_is_no_problem(project: Path) -> 
     checked = checker(generation={"dry_run_timeout_s": 0.3}).check("sleep 5", state_in(project))
     assert checked.ok and checked.seen is None
     assert checked.untried == "its dry run did not finish in time"
+
+
+# -- a command the one-shot pipeline made: its stages read off the proposal -------------------
+
+
+def proposal(command: str, trials: list[Trial] | None = None, **fields: Any) -> Proposal:
+    made = Generated(command, command, Usage(), 0.0)
+    return Proposal(command, judge(command, "/"), made, trials=trials or [], **fields)
+
+
+def dry_run(command: str, code: int = 0, out: bytes = b"", err: str = "") -> DryRun:
+    return DryRun(command, code, out, err)
+
+
+def test_a_proposal_s_failed_dry_run_and_a_missing_path_are_problems(project: Path) -> None:
+    failed = Trial("tail -n 3 app.log", judge("tail", "/"), dry_run("tail", 1, err="tail: no"))
+    checked = from_proposal(proposal("tail -n 3 app.log", [failed]), state_in(project))
+    assert checked.problems == (APP_LOG, "it failed when conch tried it: tail: no")
+
+
+def test_a_proposal_that_worked_shows_what_its_dry_run_saw(project: Path) -> None:
+    worked = Trial("cat notes.txt", judge("cat", "/"), dry_run("cat", out=b"keep me\n"))
+    checked = from_proposal(proposal("cat notes.txt", [worked]), state_in(project))
+    assert checked.ok and checked.seen == "worked, printed 1 line"
+
+
+def test_a_proposal_s_validation_issues_are_problems_unless_its_fix_was_applied(
+    project: Path,
+) -> None:
+    result = ValidationResult(False, ["ls has no -Z here"])
+    state = state_in(project)
+    assert from_proposal(proposal("ls -Z", validation=result), state).problems == (
+        "ls has no -Z here",
+    )
+    fixed = proposal("ls", validation=result, corrected=True)
+    assert from_proposal(fixed, state).problems == ()
+
+
+def test_an_alias_in_a_proposal_s_first_word_is_judged_for_what_it_runs(project: Path) -> None:
+    checked = from_proposal(proposal("ll"), state_in(project, ll="rm -rf /"))
+    assert checked.rejected
+
+
+def test_validation_s_correction_is_offered_with_its_own_verdict(project: Path) -> None:
+    made = proposal("ls -Z", correction="ls -l logs", correction_verdict=judge("ls -l logs", "/"))
+    checked = correction_of(made, state_in(project))
+    assert checked is not None and checked.command == "ls -l logs" and checked.ok
+    assert correction_of(proposal("ls"), state_in(project)) is None

@@ -4,8 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from conch.shell.meta import META_COMMANDS, Meta, MetaError, meta_names, parse_meta
+from conch.shell.meta import (
+    META_COMMANDS,
+    Meta,
+    MetaError,
+    help_lines,
+    meta_names,
+    parse_meta,
+    routed,
+)
 from conch.shell.prompt import display_cwd, prompt_text
+from conch.shell.route import Target, route
+
+KNOWN = frozenset({"ls", "make", "cat"})
 
 
 @pytest.mark.parametrize(
@@ -60,10 +71,46 @@ def test_completion_offers_every_meta_command_and_help_lists_each_one() -> None:
         assert name in names
     for name in (":cost", ":config", ":auto", ":save", ":clear", ":reset", ":mcp"):
         assert name in names
-    listed = " ".join(usage for usage, _ in META_COMMANDS)
+    listed = " ".join(help_lines())
     for name in names:
-        if name not in (":exit", ":?"):
-            assert name in listed, name
+        assert name in listed, name
+    assert len(help_lines()) == len(META_COMMANDS)
+
+
+def test_every_meta_command_has_a_handler_or_a_target() -> None:
+    for row in META_COMMANDS:
+        assert (row.handler is None) == (row.forces is not None), row.name
+    assert {row.name for row in META_COMMANDS if row.forces} == {"exec", "ask"}
+
+
+@pytest.mark.parametrize(
+    ("line", "target", "text"),
+    [
+        (":exec list the files", "shell", "list the files"),
+        (":exec   make", "shell", "make"),
+        (":ask ls -la", "model", "ls -la"),
+        (":ask why did that fail?", "model", "why did that fail?"),
+    ],
+)
+def test_exec_and_ask_force_the_target_and_are_stripped(
+    line: str, target: Target, text: str
+) -> None:
+    got = routed(line, KNOWN)
+    assert (got.target, got.text, got.forced) == (target, text, True)
+    assert got.reason == f"forced to the {target} by '{line.split()[0]}'"
+
+
+def test_exec_and_ask_with_nothing_after_them_go_nowhere() -> None:
+    for line in (":exec", ":ask  "):
+        got = routed(line, KNOWN)
+        assert (got.target, got.text, got.forced) == ("empty", "", True)
+        assert got.reason == f"nothing after '{line.split()[0]}'"
+
+
+def test_other_lines_route_as_the_router_says() -> None:
+    assert routed(":model fast", KNOWN) == route(":model fast", KNOWN)
+    assert routed("ls -la", KNOWN).target == "shell"
+    assert routed(":frob x", KNOWN).target == "meta"
 
 
 @pytest.mark.parametrize(

@@ -13,32 +13,32 @@ import pytest
 
 from conch.messages import Message
 from conch.shell.context import Context
-from conch.shell.sessions import SESSIONS_DIR, ShellSession, ShellSessionError, resumable_turns
+from conch.shell.sessions import SESSIONS_DIR, SavedSession, ShellSessionError, resumable_turns
 
 
 def test_a_new_session_starts_with_its_start_record_and_becomes_the_last(tmp_path: Path) -> None:
-    session = ShellSession.create(tmp_path, "/home/ada", "fast")
+    session = SavedSession.create(tmp_path, "/home/ada", "fast")
     assert session.path.parent == tmp_path / SESSIONS_DIR
     records = session.records()
     assert [r["type"] for r in records] == ["start"]
     assert records[0]["cwd"] == "/home/ada" and records[0]["model"] == "fast"
     assert "ts" in records[0]
     assert stat.S_IMODE(session.path.stat().st_mode) == 0o600
-    last = ShellSession.last(tmp_path)
+    last = SavedSession.last(tmp_path)
     assert last is not None and last.path == session.path
 
 
 def test_there_is_no_last_session_before_the_first_or_when_its_file_is_gone(
     tmp_path: Path,
 ) -> None:
-    assert ShellSession.last(tmp_path) is None
-    session = ShellSession.create(tmp_path, "/", "fast")
+    assert SavedSession.last(tmp_path) is None
+    session = SavedSession.create(tmp_path, "/", "fast")
     session.path.unlink()
-    assert ShellSession.last(tmp_path) is None
+    assert SavedSession.last(tmp_path) is None
 
 
 def test_turns_and_commands_are_recorded_and_the_turns_taken_up_again(tmp_path: Path) -> None:
-    session = ShellSession.create(tmp_path, "/", "fast")
+    session = SavedSession.create(tmp_path, "/", "fast")
     session.append({"type": "exec", "command": "ls", "exit_code": 0, "source": "typed"})
     session.add_turn(Message("user", "[exec output]\n$ ls\n\nwhat is this"), text="what is this")
     session.add_turn(
@@ -48,7 +48,7 @@ def test_turns_and_commands_are_recorded_and_the_turns_taken_up_again(tmp_path: 
     assert [r["type"] for r in records] == ["start", "exec", "turn", "turn"]
     assert records[2]["text"] == "what is this"
     assert records[3]["model"] == "fast" and records[3]["completion_tokens"] == 2
-    again = ShellSession.last(tmp_path)
+    again = SavedSession.last(tmp_path)
     assert again is not None
     assert again.turns() == [
         Message("user", "[exec output]\n$ ls\n\nwhat is this"),
@@ -96,7 +96,7 @@ def test_turns_that_would_break_the_alternation_are_skipped() -> None:
 
 
 def test_a_damaged_line_is_skipped_and_the_rest_read(tmp_path: Path) -> None:
-    session = ShellSession.create(tmp_path, "/", "fast")
+    session = SavedSession.create(tmp_path, "/", "fast")
     with open(session.path, "a", encoding="utf-8") as handle:
         handle.write('{"type": "turn", "role": "us\n[1, 2]\n')
     session.add_turn(Message("user", "q"))
@@ -106,11 +106,11 @@ def test_a_damaged_line_is_skipped_and_the_rest_read(tmp_path: Path) -> None:
 
 
 def test_appends_from_two_shells_at_once_keep_every_record_whole(tmp_path: Path) -> None:
-    first = ShellSession.create(tmp_path, "/", "fast")
-    second = ShellSession(first.path)
+    first = SavedSession.create(tmp_path, "/", "fast")
+    second = SavedSession(first.path)
     text = "x" * 5000
 
-    def write(session: ShellSession, who: str) -> None:
+    def write(session: SavedSession, who: str) -> None:
         for number in range(100):
             session.append({"type": "exec", "command": f"{who}{number} {text}", "exit_code": 0})
 
@@ -130,4 +130,4 @@ def test_a_session_that_cannot_be_written_says_which_file(tmp_path: Path) -> Non
     blocked = tmp_path / "state"
     blocked.write_text("a file where the directory should be", encoding="utf-8")
     with pytest.raises(ShellSessionError, match="state"):
-        ShellSession.create(blocked, "/", "fast")
+        SavedSession.create(blocked, "/", "fast")

@@ -13,13 +13,13 @@ import pytest
 from cliutil import CliResult, capture, one_line_error, step, write_config
 from conch.config.paths import Paths
 from conch.providers import ScriptedProvider, register_provider
-from conch.shell.sessions import ShellSession
+from conch.shell.sessions import SavedSession
 
 Conch = Callable[..., CliResult]
 
 
 def session_records(kind: str | None = None) -> list[dict[str, object]]:
-    session = ShellSession.last(Paths.default().state_dir)
+    session = SavedSession.last(Paths.default().state_dir)
     assert session is not None
     return [r for r in session.records() if kind is None or r["type"] == kind]
 
@@ -54,7 +54,7 @@ def test_a_suggested_command_runs_after_yes_and_reaches_the_next_turn(
     conch: Conch, isolated_dirs: Path
 ) -> None:
     provider = capture(isolated_dirs, "shell-yes", "Try this:\nCMD: echo suggested-ran", "Done.")
-    result = conch("shell", stdin="greet me\nand now?\n", answers="y\n")
+    result = conch("shell", stdin="> greet me\nand now?\n", answers="y\n")
     assert result.code == 0, result.err
     assert "the model suggests:\n  echo suggested-ran\n  risk: read-only\n" in result.err
     assert "Run it? [y]es, [e]dit, [n]o [n] " in result.err
@@ -68,7 +68,7 @@ def test_a_suggested_command_runs_after_yes_and_reaches_the_next_turn(
 def test_a_suggestion_left_with_no_does_not_run(
     conch: Conch, isolated_dirs: Path, tmp_path: Path
 ) -> None:
-    capture(isolated_dirs, "shell-no", "CMD: touch should-not-exist")
+    capture(isolated_dirs, "shell-no", "touch should-not-exist")  # the one-shot's command
     result = conch("shell", stdin="please create a file\n", answers="\n")
     assert result.code == 0, result.err
     assert "risk: writes" in result.err
@@ -79,7 +79,7 @@ def test_a_suggestion_left_with_no_does_not_run(
 def test_an_edited_suggestion_runs_as_the_user_typed_it(
     conch: Conch, isolated_dirs: Path, tmp_path: Path
 ) -> None:
-    capture(isolated_dirs, "shell-edit", "CMD: echo first-draft")
+    capture(isolated_dirs, "shell-edit", "echo first-draft")  # the one-shot's command
     result = conch("shell", stdin="say something\necho edited-ran\n", answers="e\n")
     assert result.code == 0, result.err
     assert "edit (an empty line keeps it): echo first-draft" in result.err
@@ -91,7 +91,8 @@ def test_an_edited_suggestion_runs_as_the_user_typed_it(
 def test_suggestions_that_ran_leave_audit_lines_and_typed_lines_do_not(
     conch: Conch, isolated_dirs: Path
 ) -> None:
-    capture(isolated_dirs, "shell-audit", "CMD: echo first-draft", "CMD: echo as-suggested")
+    # "say something" asks for a command (the one-shot), "and again" goes on talking.
+    capture(isolated_dirs, "shell-audit", "echo first-draft", "CMD: echo as-suggested")
     stdin = "say something\necho edited-ran\necho typed-by-hand\nand again\n"
     result = conch("shell", stdin=stdin, answers="e\ny\n")
     assert result.code == 0, result.err
@@ -101,7 +102,7 @@ def test_suggestions_that_ran_leave_audit_lines_and_typed_lines_do_not(
 
 
 def test_an_edit_the_policy_rejects_never_runs(conch: Conch, isolated_dirs: Path) -> None:
-    capture(isolated_dirs, "shell-edit-bad", "CMD: ls")
+    capture(isolated_dirs, "shell-edit-bad", "ls")
     result = conch("shell", stdin="list\nrm -rf /\n", answers="e\n")
     assert result.code == 0, result.err
     assert "conch: not running it: Denylisted" in result.err
@@ -111,7 +112,7 @@ def test_an_edit_the_policy_rejects_never_runs(conch: Conch, isolated_dirs: Path
 def test_a_suggestion_the_policy_rejects_is_shown_with_the_reason_and_never_asked_about(
     conch: Conch, isolated_dirs: Path
 ) -> None:
-    capture(isolated_dirs, "shell-reject", "Wipe it:\n```bash\nrm -rf ~\n```")
+    capture(isolated_dirs, "shell-reject", "rm -rf ~")
     result = conch("shell", stdin="free some space\n", answers="y\n")
     assert result.code == 0, result.err
     assert "  rm -rf ~\n  risk: destructive\n" in result.err
@@ -123,7 +124,7 @@ def test_a_suggestion_the_policy_rejects_is_shown_with_the_reason_and_never_aske
 def test_read_only_suggestions_run_without_a_question_when_confirm_cmd_is_off(
     conch: Conch, isolated_dirs: Path
 ) -> None:
-    register_provider("shell-noconfirm", lambda s: ScriptedProvider.of("CMD: echo ran-at-once"))
+    register_provider("shell-noconfirm", lambda s: ScriptedProvider.of("echo ran-at-once"))
     write_config(isolated_dirs, "ai:\n  provider: shell-noconfirm\nshell:\n  confirm_cmd: false\n")
     result = conch("shell", stdin="show me\n")
     assert result.code == 0, result.err
@@ -135,7 +136,7 @@ def test_accepted_suggestions_go_to_the_shell_history_file_when_asked(
 ) -> None:
     histfile = tmp_path / "histfile"
     monkeypatch.setenv("HISTFILE", str(histfile))
-    register_provider("shell-hist", lambda s: ScriptedProvider.of("CMD: echo into-history"))
+    register_provider("shell-hist", lambda s: ScriptedProvider.of("echo into-history"))
     write_config(isolated_dirs, "ai:\n  provider: shell-hist\nshell:\n  append_history: true\n")
     result = conch("shell", stdin="echo typed-line\ngo on\n", answers="y\n")
     assert result.code == 0, result.err
@@ -248,7 +249,7 @@ def test_cost_counts_tokens_per_turn_and_warns_past_the_threshold(
         "ai:\n  provider: shell-cost\nshell:\n  cost_warning: 0.0001\n  prices:\n"
         "    shell-cost:\n      input_per_million: 10\n      output_per_million: 30\n",
     )
-    result = conch("shell", stdin="first question here\nsecond one\n:cost\n")
+    result = conch("shell", stdin="why is the sky blue?\nwhy not green?\n:cost\n")
     assert result.code == 0, result.err
     assert result.err.count("past the warning at $0.0001 (shell.cost_warning)") == 1
     report = result.out[result.out.index("#  model") :]
@@ -287,7 +288,7 @@ def test_every_turn_is_saved_and_continue_takes_the_session_up_again(
     kinds = [r["type"] for r in session_records()]
     assert kinds == ["start", "exec", "turn", "turn"]
     second = capture(isolated_dirs, "shell-save-2", "Your name is Ada.")
-    result = conch("shell", "--continue", stdin="what is my name\n:history\n")
+    result = conch("shell", "--continue", stdin="> what is my name\n:history\n")
     assert result.code == 0, result.err
     assert "conch: resumed the shell session" in result.err
     contents = [m.content.rsplit("\n\n", 1)[-1] for m in second.sent[0].messages[1:]]
@@ -302,7 +303,7 @@ def test_reset_forgets_the_conversation_for_the_model_and_for_continue(
     capture(isolated_dirs, "shell-reset-1", "Hello Ada.", "Hello again.")
     assert conch("shell", stdin="my name is Ada\n:reset\nhi\n").code == 0
     second = capture(isolated_dirs, "shell-reset-2", "Who knows.")
-    assert conch("shell", "--continue", stdin="what is my name\n").code == 0
+    assert conch("shell", "--continue", stdin="> what is my name\n").code == 0
     contents = [m.content for m in second.sent[0].messages[1:]]
     assert contents == ["hi", "Hello again.", "what is my name"]
 
@@ -319,10 +320,10 @@ def test_continue_with_nothing_saved_starts_a_new_session(
 
 def test_save_writes_a_transcript(conch: Conch, isolated_dirs: Path, tmp_path: Path) -> None:
     capture(isolated_dirs, "shell-transcript", "An answer.")
-    result = conch("shell", stdin="a question\n:save notes.md\n")
+    result = conch("shell", stdin="why do tests fail?\n:save notes.md\n")
     assert result.code == 0, result.err
     text = (tmp_path / "work" / "notes.md").read_text(encoding="utf-8")
-    assert "## You\n\na question\n" in text and "## Model\n\nAn answer.\n" in text
+    assert "## You\n\nwhy do tests fail?\n" in text and "## Model\n\nAn answer.\n" in text
     assert "every turn is saved as it happens" in result.err
 
 
@@ -422,7 +423,7 @@ def test_a_refused_step_is_not_run_when_the_agent_proposes_it_again(
 def test_saved_session_records_are_json_lines(conch: Conch, isolated_dirs: Path) -> None:
     capture(isolated_dirs, "shell-jsonl", "ok")
     assert conch("shell", stdin="hello\n").code == 0
-    session = ShellSession.last(Paths.default().state_dir)
+    session = SavedSession.last(Paths.default().state_dir)
     assert session is not None
     for line in session.path.read_text(encoding="utf-8").splitlines():
         assert isinstance(json.loads(line), dict)

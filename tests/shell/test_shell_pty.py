@@ -16,7 +16,7 @@ import pytest
 
 from cliutil import plain_terminal, script, spawn_conch, step, write_config
 from conch.config.paths import Paths
-from conch.shell.sessions import ShellSession
+from conch.shell.sessions import SavedSession
 
 PROMPT = "[conch:scripted]$"  # the space after it is drawn as a cursor move
 START_S = 10  # a new process: imports and the user's aliases
@@ -74,7 +74,7 @@ def test_a_typed_command_s_output_reaches_the_next_model_turn(
     child.expect_exact(PROMPT)
     child.send(":quit\r")
     assert finish(child) == 0
-    session = ShellSession.last(Paths.default().state_dir)
+    session = SavedSession.last(Paths.default().state_dir)
     assert session is not None
     asked = session.turns()[0].content
     assert asked.startswith('[exec output]\n$ echo hello""-marker\nexit code: 0\nhello-marker')
@@ -151,6 +151,7 @@ def test_ctrl_c_kills_a_running_command_and_the_prompt_comes_back(
     shell.expect_exact(PROMPT)
     shell.send('echo back""-again\r')
     shell.expect_exact("back-again\r\n")
+    shell.expect_exact(PROMPT)  # keys sent while a command runs are the command's
     shell.send(":q\r")
     assert finish(shell) == 0
 
@@ -158,10 +159,10 @@ def test_ctrl_c_kills_a_running_command_and_the_prompt_comes_back(
 def test_a_suggested_command_is_edited_confirmed_and_run(
     isolated_dirs: Path, work: Path, started: list[pexpect.spawn]
 ) -> None:
-    script(isolated_dirs, "Try this:\nCMD: echo from-model")
+    script(isolated_dirs, "echo from-model")
     shell = start(work)
     started.append(shell)
-    shell.send("say something for me\r")
+    shell.send("say something for me\r")  # asks for a command: the one-shot pipeline's
     shell.expect_exact("read-only")
     shell.expect_exact("Run it? [y]es, [e]dit, [n]o [n] ")
     shell.send("e\r")
@@ -221,7 +222,7 @@ def test_alt_enter_sends_a_command_line_to_the_model(
     shell.expect_exact(PROMPT)
     shell.sendeof()
     assert finish(shell) == 0
-    session = ShellSession.last(Paths.default().state_dir)
+    session = SavedSession.last(Paths.default().state_dir)
     assert session is not None
     assert [r["type"] for r in session.records()] == ["start", "turn", "turn"]
 
@@ -245,7 +246,7 @@ def test_made_up_output_never_reaches_the_screen_and_a_wrong_path_is_not_offered
     shell.send("ls logs\r")
     shell.expect_exact("app.log\r\n")
     shell.expect_exact(PROMPT)
-    shell.send("show the 3 most recent lines of app.log\r")
+    shell.send("> show the 3 most recent lines of app.log\r")  # a conversation
     shell.expect_exact("Run it? [y]es, [e]dit, [n]o [n] ")
     screen = shell.before
     for made_up in ("made-up-listing.log", "made-up line one", "made-up line two", "exit code"):
@@ -264,7 +265,7 @@ def test_made_up_output_never_reaches_the_screen_and_a_wrong_path_is_not_offered
     assert finish(shell) == 0
     assert canary.read_text(encoding="utf-8") == "untouched\n"
     assert (work / "logs" / "app.log").read_text(encoding="utf-8") == lines
-    session = ShellSession.last(Paths.default().state_dir)
+    session = SavedSession.last(Paths.default().state_dir)
     assert session is not None
     ran = [(r["command"], r["source"]) for r in session.records() if r["type"] == "exec"]
     assert ran == [("ls logs", "typed"), ("tail -n 3 logs/app.log", "suggested")]

@@ -1,6 +1,8 @@
 """``conch shell`` in this process with a scripted model: a reply's made-up command output is
 never shown, and a suggestion with a wrong path is caught before it is offered (corrected by
-the model, or shown with its problem and always asked about).
+the model, or shown with its problem and always asked about). The lines are forced to the
+model (``> ``), so each is a conversation whose reply suggests the command; a line that
+asks for a command unforced goes to the one-shot pipeline instead (tests/shell/test_session.py).
 
 Commands that run do so in the test's work directory under a temporary HOME; a canary file
 outside that directory must come through untouched.
@@ -15,7 +17,7 @@ import pytest
 
 from cliutil import CliResult, capture, write_config
 from conch.config.paths import Paths
-from conch.shell.sessions import ShellSession
+from conch.shell.sessions import SavedSession
 
 Conch = Callable[..., CliResult]
 
@@ -42,7 +44,7 @@ def work(tmp_path: Path) -> Iterator[Path]:
 
 
 def executed() -> list[tuple[str, str]]:
-    session = ShellSession.last(Paths.default().state_dir)
+    session = SavedSession.last(Paths.default().state_dir)
     assert session is not None
     return [(r["command"], r["source"]) for r in session.records() if r["type"] == "exec"]
 
@@ -52,7 +54,7 @@ def test_made_up_command_output_is_never_shown(
 ) -> None:
     capture(isolated_dirs, "shell-invented", INVENTED)
     result = conch(
-        "shell", stdin="ls logs\nshow the 3 most recent lines of app.log\n", answers="n\n"
+        "shell", stdin="ls logs\n> show the 3 most recent lines of app.log\n", answers="n\n"
     )
     assert result.code == 0, result.err
     shown = result.out + result.err
@@ -63,7 +65,7 @@ def test_made_up_command_output_is_never_shown(
     assert "left out 6 lines the model made up as command output (nothing ran)" in result.err
     assert "the model suggests:\n  tail -n 3 logs/app.log\n  risk: read-only\n" in result.err
     assert "  ls logs\n" not in result.err  # the replay of what ran is not offered again
-    [_, reply] = [r for r in ShellSession.last(Paths.default().state_dir).turns()]
+    [_, reply] = [r for r in SavedSession.last(Paths.default().state_dir).turns()]
     assert reply.content == "CMD: tail -n 3 logs/app.log"
 
 
@@ -73,7 +75,7 @@ def test_a_wrong_path_is_caught_and_the_model_s_correction_is_offered_and_runs(
     provider = capture(
         isolated_dirs, "shell-wrong-path", "CMD: tail -n 3 app.log", "tail -n 3 logs/app.log"
     )
-    result = conch("shell", stdin="show the 3 most recent lines of app.log\n", answers="y\n")
+    result = conch("shell", stdin="> show the 3 most recent lines of app.log\n", answers="y\n")
     assert result.code == 0, result.err
     assert f"  tail -n 3 app.log\n  risk: read-only\n  - problem: {APP_LOG}\n" in result.err
     assert "conch: asking the model to correct it" in result.err
@@ -91,7 +93,7 @@ def test_a_correction_that_is_no_better_leaves_the_suggestion_shown_with_its_pro
 ) -> None:
     capture(isolated_dirs, "shell-no-better", "CMD: cat notes.txt", "cat notes.txt")
     write_config(isolated_dirs, "ai:\n  provider: shell-no-better\nshell:\n  confirm_cmd: false\n")
-    result = conch("shell", stdin="show my notes\n", answers="n\n")
+    result = conch("shell", stdin="> show my notes\n", answers="n\n")
     assert result.code == 0, result.err
     problem = "'notes.txt' does not exist in the current directory"
     assert f"  cat notes.txt\n  risk: read-only\n  - problem: {problem}\n" in result.err
@@ -110,7 +112,7 @@ def test_without_repair_a_wrong_path_is_shown_and_asked_about(
         "ai:\n  provider: shell-no-repair\ngeneration:\n  repair: false\n"
         "shell:\n  confirm_cmd: false\n",
     )
-    result = conch("shell", stdin="show the end of app.log\n", answers="n\n")
+    result = conch("shell", stdin="> show the end of app.log\n", answers="n\n")
     assert result.code == 0, result.err
     assert f"  - problem: {APP_LOG}\n" in result.err
     assert "correct it" not in result.err
@@ -124,7 +126,7 @@ def test_a_right_suggestion_runs_without_a_question_when_confirm_cmd_is_off(
 ) -> None:
     capture(isolated_dirs, "shell-right", "CMD: tail -n 1 logs/app.log")
     write_config(isolated_dirs, "ai:\n  provider: shell-right\nshell:\n  confirm_cmd: false\n")
-    result = conch("shell", stdin="show the last line of app.log\n")
+    result = conch("shell", stdin="> show the last line of app.log\n")
     assert result.code == 0, result.err
     assert "problem:" not in result.err and "Run it?" not in result.err
     assert "2024-05-02 line 5" in result.out

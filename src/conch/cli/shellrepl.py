@@ -1,37 +1,40 @@
-"""``conch shell``: one terminal where your commands run as usual, plain language goes to
-the model, and the model sees what just happened.
+"""``conch shell`` on the terminal: the subcommand, and the loop that reads lines.
 
-Each line is routed (``conch.shell.route``): a command runs in your shell on the terminal
-(``ShellParts.run``), anything else is a model turn (``shellturn``) or, in autonomous mode,
-a goal for the agent (``shellauto``), and ``:name`` is a meta command (``shellmeta``).
-Ctrl+C stops what runs and returns to the prompt; three within two seconds leave at once.
+What a line does is the library's (``conch.shell.session.ShellSession``); this module parses
+the flags, loads the settings, builds the session with the terminal's callbacks
+(``conch.cli.shellview.ShellView``: events drawn, questions asked), then reads lines
+(``conch.cli.shellinput``) and hands each to the session until :quit, Ctrl+D or three
+Ctrl+C within two seconds.
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
+import io
 import os
 import signal
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO, cast
 
 from conch.cli.environment import Environment
 from conch.cli.parsing import USAGES, Parser, add_daemon_flag
+from conch.cli.repl import Interrupts
 from conch.cli.shellinput import Line, make_line_reader
-from conch.cli.shellmeta import run_meta
-from conch.cli.shellparts import ShellParts
-from conch.cli.shellturn import ask_model, not_found, offer_model
+from conch.cli.shellview import ShellView, drive
 from conch.cli.status import ExitStatus
 from conch.errors import UsageError
-from conch.shell.models import ModelChoice
-from conch.shell.route import flip, route
+from conch.shell.parts import SHELL_STEPS
 
 if TYPE_CHECKING:
-    from conch.config.settings import Settings
+    from conch.config.settings import LoadedSettings
+    from conch.mcp.client import McpServers
+    from conch.providers.base import Provider
+    from conch.shell.models import ModelChoice
+    from conch.shell.session import ShellSession
 
 HISTORY_FILE = "shell_history"
-# Model replies one goal of the autonomous mode (``:auto``) may take.
-SHELL_STEPS = 20
 
 
 def build_shell_parser() -> argparse.ArgumentParser:
@@ -74,6 +77,9 @@ def run_shell(args: argparse.Namespace, env: Environment) -> int:
     overlay not trusted yet), pick the model, then read lines until :quit or Ctrl+D."""
     from conch.cli.loading import load_for
     from conch.config.paths import Paths
+    from conch.shell.models import starting_model
+    from conch.shell.session import ShellSession
+    from conch.shell.state import ShellState, load_aliases
 
     if args.max_steps < 1:
         raise UsageError(f"--max-steps must be 1 or more, not {args.max_steps}")
@@ -84,65 +90,82 @@ def run_shell(args: argparse.Namespace, env: Environment) -> int:
         "ai.provider": args.provider,
         "daemon.enabled": False if args.no_daemon else None,
     }
-    choice = _choice(loaded.settings, args.model, flags)
-    state_dir = Paths.default().state_dir
-    parts = ShellParts(args, env, loaded, flags, choice, state_dir)
+    choice = starting_model(loaded.settings, args.model, flags)
+    paths = Paths.default()
+    state = ShellState.from_environment(env.environ, cwd=str(env.cwd))
+    state.aliases = load_aliases(state.shell, state.env)
+    view = ShellView(env, list(args.argv), loaded)
+    keys = _keys(env)
     try:
-        _open_session(parts, args.resume)
-        return ShellLoop(parts).run(state_dir / HISTORY_FILE)
+        session = ShellSession(
+            loaded,
+            choice,
+            state=state,
+            state_dir=paths.state_dir,
+            approve=view.approve,
+            edit=view.edit,
+            open_model=_model_opener(loaded, env),
+            open_mcp=_mcp_opener(loaded, env, paths.state_dir, view),
+            environ=env.environ,
+            flags=flags,
+            max_steps=args.max_steps,
+            keys=keys,
+            out=_output(env),
+            cache_dir=paths.cache_dir,
+        )
+        view.session = session
+        try:
+            drive(session.open(args.resume), view.render)
+            return ShellLoop(session, view).run(paths.state_dir / HISTORY_FILE)
+        finally:
+            session.close()
     finally:
-        parts.close()
+        if keys is not None:
+            os.close(keys)
 
 
-def _choice(settings: Settings, name: str | None, flags: dict[str, Any]) -> ModelChoice:
-    """The model ``--model`` (else ``shell.model``) names; with no ``models:`` section,
-    ``--model`` sets ``ai.model`` as it does for ``conch chat``."""
-    from conch.shell.models import choose_model, default_choice
+def _model_opener(loaded: LoadedSettings, env: Environment) -> Any:
+    """Opens a model as the other front ends do, asking first for an API key a named model
+    needs and does not have."""
 
-    if name is None:
-        return choose_model(settings, settings.shell.model, "shell.model")
-    if settings.models:
-        return choose_model(settings, name, "--model")
-    settings.ai.model = name
-    flags["ai.model"] = name
-    return default_choice(settings.ai)
+    def open_model(choice: ModelChoice) -> Provider:
+        from conch.cli.authcmd import ask_for_missing_key
+        from conch.daemon import open_provider
+
+        if choice.named:
+            ask_for_missing_key(choice.ai, env)
+        return open_provider(choice.ai, loaded.settings.daemon)
+
+    return open_model
 
 
-def _open_session(parts: ShellParts, resume: bool) -> None:
-    """Take up the last saved session (``--continue``) or start a new one; a session that
-    cannot be saved is a warning, and the shell runs unsaved."""
-    from conch.shell.sessions import ShellSession, ShellSessionError
+def _mcp_opener(loaded: LoadedSettings, env: Environment, state_dir: Path, view: ShellView) -> Any:
+    """Starts the configured MCP servers; one that cannot start is a warning."""
 
-    try:
-        if resume:
-            last = ShellSession.last(parts.state_dir)
-            if last is not None:
-                turns = last.turns()
-                parts.context.restore(turns)
-                parts.session = last
-                parts.save({"type": "resume", "cwd": parts.state.cwd})
-                asked = sum(t.role == "user" for t in turns)
-                parts.say(f"resumed the shell session {last.path.name} ({asked} questions)")
-                return
-            parts.say("no saved shell session yet; starting a new one")
-        parts.session = ShellSession.create(parts.state_dir, parts.state.cwd, parts.choice.name)
-    except ShellSessionError as exc:
-        parts.warn(f"{exc}; this session is not saved")
+    def open_mcp() -> McpServers | None:
+        from conch.cli.mcpuse import connect_mcp
+
+        warn = lambda text: view.say(text, warning=True)  # noqa: E731
+        return connect_mcp(loaded.settings, env.environ, state_dir, warn)
+
+    return open_mcp
 
 
 class ShellLoop:
-    """Reads lines and carries each one out, until :quit, Ctrl+D or three Ctrl+C."""
+    """Reads lines and hands each to the session, until :quit, Ctrl+D or three Ctrl+C."""
 
-    def __init__(self, parts: ShellParts) -> None:
-        self.parts = parts
+    def __init__(self, session: ShellSession, view: ShellView) -> None:
+        self.session, self.view = session, view
+        self.interrupts = Interrupts()
 
     def run(self, history: Path) -> int:
         """The loop, with the input history in the file ``history``."""
-        parts = self.parts
-        parts.read = make_line_reader(parts.env, history, parts.state)
-        parts.say(
-            f"your commands run in {parts.state.shell}; plain language goes to "
-            f"{parts.choice.name}. :help lists the meta commands; Ctrl+D leaves."
+        session, view = self.session, self.view
+        read = make_line_reader(view.env, history, session.state)
+        view.read = read
+        view.say(
+            f"your commands run in {session.state.shell}; plain language goes to "
+            f"{session.choice.name}. :help lists the meta commands; Ctrl+D leaves."
         )
         previous = signal.signal(signal.SIGINT, self._interrupted)
         try:
@@ -151,53 +174,70 @@ class ShellLoop:
             signal.signal(signal.SIGINT, previous)
 
     def _loop(self) -> int:
-        parts = self.parts
-        assert parts.read is not None
+        view = self.view
+        assert view.read is not None
         while True:
             try:
-                line = parts.read(parts.prompt())
+                line = view.read(self.session.prompt())
             except EOFError:
-                parts.env.stderr.write("\n")
+                view.env.stderr.write("\n")
                 return ExitStatus.OK
             except KeyboardInterrupt:  # at the prompt: the line is gone, a new prompt
-                if parts.interrupts.press():
+                if self.interrupts.press():
                     return ExitStatus.INTERRUPTED
                 continue
             try:
                 if self.handle(line):
                     return ExitStatus.OK
             except KeyboardInterrupt:
-                parts.view.pause()
-                parts.env.stderr.write("\n")
-                parts.say("interrupted")
+                view.turns.pause()
+                view.env.stderr.write("\n")
+                view.say("interrupted")
 
     def handle(self, line: Line) -> bool:
         """Carry out one line; True when the shell should end."""
-        parts = self.parts
-        sent = route(line.text, parts.known())
-        if line.flipped:
-            sent = flip(sent)
-        if sent.target == "meta":
-            return run_meta(parts, sent.text)
-        if sent.target == "shell":
-            ran = parts.run(sent.text)
-            if not_found(parts, ran) and not sent.forced:
-                offer_model(parts, sent.text)
-        elif sent.target == "model":
-            if parts.autonomous:
-                from conch.cli.shellauto import run_goal
-
-                run_goal(parts, sent.text)
-            else:
-                ask_model(parts, sent.text)
-        elif sent.forced:
-            parts.say(sent.reason)
-        return False
+        drive(self.session.handle(line.text, line.flipped), self.view.render)
+        return self.session.leaving
 
     def _interrupted(self, signum: int, frame: Any) -> None:
         """Ctrl+C outside the line editor (a reply, a question): stop it; the third within
         the window leaves at once."""
-        if self.parts.interrupts.press():
+        if self.interrupts.press():
             os.write(2, b"\nconch: three Ctrl+C: leaving now\n")
             os._exit(ExitStatus.INTERRUPTED)
         raise KeyboardInterrupt
+
+
+def _output(env: Environment) -> BinaryIO | None:
+    """Where shell lines write: the process's stdout itself, or a text stream in its place."""
+    if env.stdout is sys.stdout:
+        return None
+    return cast(BinaryIO, _TextSink(env.stdout))
+
+
+def _keys(env: Environment) -> int | None:
+    """Where a shell line's keys come from: the process's terminal (None: the default), or
+    nowhere when the shell does not read one (its input lines are not a program's keys)."""
+    if env.stdin is sys.stdin and env.stdin_isatty:
+        return None
+    return os.open(os.devnull, os.O_RDONLY)
+
+
+class _TextSink(io.RawIOBase):
+    """A binary stream that decodes what it is given into a text stream."""
+
+    def __init__(self, out: TextIO) -> None:
+        super().__init__()
+        self._text = out
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        chunk = bytes(data)
+        self._text.write(self._decoder.decode(chunk))
+        return len(chunk)
+
+    def flush(self) -> None:
+        self._text.flush()

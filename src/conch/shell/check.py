@@ -22,6 +22,12 @@ command as the shell runs it: an alias in its first word replaced by its value) 
 An alias in the command's first word is replaced by its value first, as the shell does; a
 command that still uses one of the user's aliases (in a later word, or an alias of an alias)
 is checked for paths only: neither the help nor the sandbox knows the alias.
+
+A command the one-shot pipeline made (``conch.command.oneshot``) has been through those
+stages already: its verdict, its dry run and validation's static checks. ``from_proposal``
+reads them off the ``Proposal`` instead of running them again, and adds the one check the
+pipeline does not make, the files it reads; ``correction_of`` does the same for the
+correction validation suggested.
 """
 
 from __future__ import annotations
@@ -37,12 +43,13 @@ from conch.shell.paths import missing_paths
 from conch.shell.turns import judge
 
 if TYPE_CHECKING:
+    from conch.command.proposal import Proposal
     from conch.config.settings import Settings
     from conch.execute.dryrun import DryRun
     from conch.shell.state import ShellState
     from conch.validate import CommandHelp
 
-__all__ = ["Checked", "Checker"]
+__all__ = ["Checked", "Checker", "correction_of", "from_proposal"]
 
 # What a dry run can judge: the command reads or writes files, nothing else.
 _TRIED = frozenset({Risk.READ_ONLY, Risk.WRITES, Risk.DESTRUCTIVE})
@@ -150,6 +157,59 @@ class Checker:
             return None, self._unavailable
         self._bwrap = runner.bwrap
         return runner(command), None
+
+
+def from_proposal(proposal: Proposal, state: ShellState) -> Checked:
+    """The command the one-shot pipeline proposed, as the shell offers it: the pipeline's
+    verdict (judged again when an alias in its first word changes what runs), what its dry
+    run saw (a failure, or output that does not fit the request, is a problem), what
+    validation found wrong, and the files it reads that do not exist. Nothing runs again."""
+    command = proposal.command
+    verdict = _verdict(command, proposal.verdict, state)
+    if verdict.decision is Decision.REJECT:
+        return Checked(command, verdict)
+    problems = _missing(command, state)
+    seen, untried = None, proposal.untried
+    trial = next((t for t in reversed(proposal.trials) if t.command == command), None)
+    run = trial.dry_run if trial is not None else None
+    if trial is not None and run is not None:
+        if why := _inconclusive(run):
+            untried = why
+        else:
+            seen = trial.observed()
+            if run.failed:
+                problems.append(f"it failed when conch tried it: {run.error_excerpt(lines=2)}")
+            elif trial.outcome == "mismatch" and trial.mismatch:
+                problems.append(f"it ran, but {trial.mismatch}")
+    result = proposal.validation
+    if result is not None and not result.valid and not result.skipped and not proposal.corrected:
+        problems += result.issues
+    return Checked(command, verdict, tuple(dict.fromkeys(problems)), seen, untried)
+
+
+def correction_of(proposal: Proposal, state: ShellState) -> Checked | None:
+    """The correction validation suggested for the proposed command (its own checks passed:
+    ``conch.validate.recheck``), with the files it reads that do not exist; None when there
+    is none."""
+    command, verdict = proposal.correction, proposal.correction_verdict
+    if command is None or verdict is None:
+        return None
+    verdict = _verdict(command, verdict, state)
+    if verdict.decision is Decision.REJECT:
+        return Checked(command, verdict)
+    untried = "conch did not try the correction"
+    return Checked(command, verdict, tuple(_missing(command, state)), untried=untried)
+
+
+def _verdict(command: str, verdict: Verdict, state: ShellState) -> Verdict:
+    """``verdict``, or the one on what the shell runs when an alias changes it."""
+    runs = state.expand_alias(command)
+    return verdict if runs == command else judge(runs, state.cwd)
+
+
+def _missing(command: str, state: ShellState) -> list[str]:
+    runs = state.expand_alias(command)
+    return [m.problem for m in missing_paths(runs, state.cwd, state.home())]
 
 
 def _inconclusive(run: DryRun) -> str | None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from conch.config.settings import AISettings, Settings
 from conch.errors import UsageError
 
-__all__ = ["ModelChoice", "choose_model", "default_choice", "model_lines"]
+__all__ = ["ModelChoice", "choose_model", "default_choice", "model_lines", "starting_model"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +39,22 @@ def choose_model(settings: Settings, name: str | None, asked_by: str = "--model"
     if name in settings.models:
         return ModelChoice(name, settings.models[name], named=True)
     raise UsageError(f"{asked_by} {name}: no such model; {_known(settings.models)}")
+
+
+def starting_model(
+    settings: Settings, name: str | None, flags: dict[str, object] | None = None
+) -> ModelChoice:
+    """The model a shell starts with: ``name`` (``--model``), else ``shell.model``. With no
+    ``models:`` section, ``name`` sets ``ai.model`` as it does for ``conch chat`` (recorded
+    in ``flags`` as ``ai.model``, for ``:config show``)."""
+    if name is None:
+        return choose_model(settings, settings.shell.model, "shell.model")
+    if settings.models:
+        return choose_model(settings, name, "--model")
+    settings.ai.model = name
+    if flags is not None:
+        flags["ai.model"] = name
+    return default_choice(settings.ai)
 
 
 def model_lines(settings: Settings, active: str) -> list[str]:

@@ -6,8 +6,8 @@ which command names exist; ``known_commands`` builds that view from the real PAT
 The order of the checks:
 
 1. A blank line goes nowhere.
-2. ``:name ...`` is a meta command for the shell itself, except ``:exec CMD`` (run CMD in the
-   shell) and ``:ask TEXT`` (send TEXT to the model).
+2. ``:name ...`` is a meta command for the shell itself (``conch.shell.meta``, whose table
+   also sends ``:exec CMD`` to the shell and ``:ask TEXT`` to the model: ``meta.routed``).
 3. ``$ cmd`` and ``!cmd`` force the shell; ``> text`` and ``? text`` force the model.
 4. Otherwise the line runs in the shell when its first word is a command (a builtin, an alias, a
    function, a program on PATH, or a path to a program), the line parses as shell, and the words
@@ -58,7 +58,6 @@ class Route:
 
 
 _META = re.compile(r":([A-Za-z][\w-]*)(?=\s|$)")
-_FORCING_META: dict[str, Target] = {"exec": "shell", "ask": "model"}
 _PATH_LIKE = ("./", "../", "/", "~/")
 # echo and printf take text to print, so English after them is still a shell line.
 _TEXT_COMMANDS = frozenset({"echo", "printf"})
@@ -93,10 +92,7 @@ def route(line: str, known: Container[str]) -> Route:
         return Route("empty", "", False, "empty line")
     meta = _META.match(text)
     if meta:
-        name = meta.group(1)
-        if name in _FORCING_META:
-            return _forced(_FORCING_META[name], text[meta.end() :].strip(), f":{name}")
-        return Route("meta", text[1:], False, f"meta command ':{name}'")
+        return Route("meta", text[1:], False, f"meta command ':{meta.group(1)}'")
     if text[0] in "!>?" or (text[0] == "$" and (len(text) == 1 or text[1].isspace())):
         return _forced("model" if text[0] in ">?" else "shell", text[1:].strip(), text[0])
     return _natural(text, known)

@@ -7,11 +7,12 @@ never leaves half a record, and two shells never interleave theirs. The records:
 - ``turn``: a user or assistant turn, as the model was sent it (``content``: the ``[exec
   output]`` blocks first) and, for a user turn, as it was typed (``text``); tokens used;
 - ``exec``: a command that ran in the shell, with its exit code and where it came from
-  (``typed``, ``suggested``, ``edited``);
+  (``typed``, ``suggested``, ``edited``, or ``auto``: the agent's);
 - ``reset``: ``:reset`` was given; the turns before it are not taken up again;
 - ``resume``: ``conch shell --continue`` took the session up again.
 
-``last`` in the same directory names the newest session, for ``--continue``.
+``SavedSession`` is one session's file; ``last`` in the same directory names the newest
+session, for ``--continue``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from conch.messages import Message
 from conch.shell.context import turn_from_dict
 from conch.storage.files import append_line
 
-__all__ = ["SESSIONS_DIR", "ShellSession", "ShellSessionError", "resumable_turns"]
+__all__ = ["SESSIONS_DIR", "SavedSession", "ShellSessionError", "resumable_turns"]
 
 SESSIONS_DIR = "shell-sessions"
 VERSION = 1
@@ -43,7 +44,7 @@ class ShellSessionError(ConchError):
     do)."""
 
 
-class ShellSession:
+class SavedSession:
     """One session's file. ``create`` starts a new one, ``last`` finds the newest."""
 
     def __init__(self, path: Path) -> None:
@@ -51,7 +52,7 @@ class ShellSession:
         self._lock = FileLock(str(path.parent / ".lock"))
 
     @classmethod
-    def create(cls, state_dir: Path, cwd: str, model: str) -> ShellSession:
+    def create(cls, state_dir: Path, cwd: str, model: str) -> SavedSession:
         """A new session file (named by its start time and this process) with its ``start``
         record, made the ``last`` one."""
         from conch.storage.files import atomic_write_text
@@ -67,7 +68,7 @@ class ShellSession:
         return session
 
     @classmethod
-    def last(cls, state_dir: Path) -> ShellSession | None:
+    def last(cls, state_dir: Path) -> SavedSession | None:
         """The newest session, or None when there is none (or its file is gone)."""
         directory = state_dir / SESSIONS_DIR
         try:

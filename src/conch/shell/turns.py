@@ -44,6 +44,7 @@ __all__ = [
     "judge",
     "model_turn",
     "repair_turn",
+    "shell_policy",
     "shown_reasons",
     "suggestion_ruling",
 ]
@@ -198,10 +199,16 @@ def _filtered(
         yield event
 
 
+def shell_policy(cwd: str | Path) -> PolicyContext:
+    """The policy context of a command about to run in the user's own shell in ``cwd``:
+    unsafe mode's (shell syntax allowed; the denylist and parse failures enforced), asked
+    about as interactive mode asks."""
+    return PolicyContext(unsafe=True, mode=ExecutionMode.INTERACTIVE, cwd=Path(cwd))
+
+
 def judge(command: str, cwd: str | Path) -> Verdict:
     """The policy's verdict on ``command`` about to run in the user's shell in ``cwd``."""
-    context = PolicyContext(unsafe=True, mode=ExecutionMode.INTERACTIVE, cwd=Path(cwd))
-    return assess(command, context)
+    return assess(command, shell_policy(cwd))
 
 
 def suggestion_ruling(

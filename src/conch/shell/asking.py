@@ -1,0 +1,108 @@
+"""Model turns of ``conch shell``: a conversation, or a command from the one-shot pipeline.
+
+``ask_model`` is a conversational turn (``conch.shell.turns.model_turn``): the reply streams
+without the command output the model made up, is kept in the context and the saved session,
+its tokens are counted, and each command it suggests is offered (``conch.shell.offer``) in
+order, after the one before it ran. ``ask_command`` serves a line that asks for a command
+(``conch.shell.request.wants_command``) with the one-shot pipeline: the request joins the
+conversation as a turn whose answer is the command's ``CMD:`` line, so a question after it
+knows what was proposed, and the command is offered as the pipeline checked it.
+
+Either way, Ctrl+C stops the turn and a failed turn is one line; the question then waits in
+the context and joins the next one. After a typed line fails as a missing command does
+(``not_found``), ``offer_model`` asks whether to send it to the model instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from conch.errors import ConchError, NoOneToAsk
+from conch.shell.context import CMD, output_tail
+from conch.shell.events import Question, Said, ShellEvent, TurnEnded, TurnStarted
+from conch.shell.offer import offer, offer_proposal
+from conch.shell.parts import ShellParts
+from conch.shell.turns import Reply, model_turn
+
+__all__ = ["ask_command", "ask_model", "not_found", "offer_model"]
+
+STOPPED = "stopped; the question joins your next one"
+
+
+def ask_model(parts: ShellParts, text: str) -> Iterator[ShellEvent]:
+    """One conversational turn about ``text``, then its suggested commands offered."""
+    yield TurnStarted("ask", text)
+    try:
+        turn = model_turn(parts.context, parts.provider, text, parts.options, parts.known())
+        reply = yield from turn
+    except KeyboardInterrupt:
+        yield TurnEnded("ask", text, interrupted=True)
+        yield Said(STOPPED)
+        return
+    except ConchError as exc:
+        yield TurnEnded("ask", text, error=exc)
+        yield Said(f"{exc}; the question joins your next one", warning=True)
+        return
+    yield TurnEnded("ask", text, reply.text, reply.usage)
+    if reply.dropped:
+        lines = "a line" if reply.dropped == 1 else f"{reply.dropped} lines"
+        yield Said(f"left out {lines} the model made up as command output (nothing ran)")
+    yield from parts.save_turn(text, reply)
+    if reply.eviction is not None:
+        yield Said(reply.eviction.notice)
+    yield from parts.count(reply.usage, "ask")
+    for command in reply.commands:
+        yield from offer(parts, command)
+
+
+def ask_command(parts: ShellParts, text: str) -> Iterator[ShellEvent]:
+    """A command for ``text`` from the one-shot pipeline, kept as a turn, then offered."""
+    from conch.shell.request import command_request, served
+
+    yield TurnStarted("command", text)
+    prompt = parts.context.ask(text)
+    sent = parts.context.turns[-1].content
+    service = parts.oneshot()
+    try:
+        result, usage = yield from served(service.events(command_request(text, parts.state)))
+    except KeyboardInterrupt:
+        yield TurnEnded("command", text, interrupted=True)
+        yield Said(STOPPED)
+        return
+    except ConchError as exc:
+        yield TurnEnded("command", text, error=exc)
+        yield Said(f"{exc}; the question joins your next one", warning=True)
+        return
+    proposal = result.proposal
+    if proposal is None:  # the request asked for a command: the pipeline always proposes one
+        raise AssertionError("the one-shot pipeline proposed no command")
+    answer = f"{CMD}{proposal.command}"
+    parts.context.answer(answer)
+    yield TurnEnded("command", text, answer, usage)
+    reply = Reply(answer, sent, usage, prompt.eviction, (proposal.command,))
+    yield from parts.save_turn(text, reply)
+    if prompt.eviction is not None:
+        yield Said(prompt.eviction.notice)
+    yield from parts.count(usage, "command")
+    yield from offer_proposal(parts, proposal)
+
+
+def not_found(exit_code: int, output: str, interrupted: bool = False) -> bool:
+    """Whether a typed line failed as a missing command would (exit 127, or a non-zero exit
+    that says "command not found"): worth offering to ask the model instead."""
+    if interrupted:
+        return False
+    return exit_code == 127 or (exit_code != 0 and "command not found" in output_tail(output))
+
+
+def offer_model(parts: ShellParts, line: str) -> Iterator[ShellEvent]:
+    """After a missing command: ask whether to send ``line`` to the model; on yes, a
+    conversational turn about it (the model sees the failure first)."""
+    from conch.execute.checked import Choice
+
+    try:
+        answer = parts.approve(Question("ask_model", line))
+    except NoOneToAsk:
+        return
+    if answer.choice is Choice.RUN:
+        yield from ask_model(parts, line)

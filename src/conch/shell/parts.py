@@ -1,0 +1,331 @@
+"""What one ``conch shell`` holds while it runs, and the small things it does with it.
+
+``ShellParts`` holds the shell's state (directory, environment, aliases), the model and what
+it sees (``conch.shell.context.Context``), the cost book, the saved session, the front end's
+callbacks (``Approve``, ``Edit``), and the services it opens on first use (the checker of
+suggestions, the one-shot pipeline, the MCP servers). Its methods run a line, save a record,
+count a turn's tokens; those that have something to tell are generators of ``ShellEvent``s
+(``yield from parts.run(line)``). What the shell decides is in the modules built on it:
+``conch.shell.asking`` (model turns), ``conch.shell.offer`` (suggested commands),
+``conch.shell.auto`` (autonomous mode), ``conch.shell.meta`` (meta commands) and
+``conch.shell.session`` (``ShellSession``, which ties them to an input line).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Container, Generator, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from conch.shell.context import Context
+from conch.shell.cost import CostBook, Price
+from conch.shell.events import Approve, CommandRan, Edit, Output, Running, Said, ShellEvent
+from conch.shell.models import ModelChoice
+from conch.shell.prompt import prompt_text
+from conch.shell.route import known_commands
+from conch.shell.run import append_history, history_file, run_line
+from conch.shell.sessions import SavedSession, ShellSessionError
+from conch.shell.state import ShellState
+from conch.shell.turns import system_prompt
+
+if TYPE_CHECKING:
+    from conch.command.oneshot import OneShot
+    from conch.config.settings import LoadedSettings, Settings
+    from conch.execute.run import Ran
+    from conch.mcp.client import McpServers
+    from conch.messages import GenerationOptions, Usage
+    from conch.policy.rules import Permissions
+    from conch.providers.base import Provider
+    from conch.shell.check import Checked, Checker
+    from conch.shell.turns import Reply
+
+__all__ = ["REPLY_TOKENS", "SHELL_STEPS", "OpenModel", "ShellParts"]
+
+#: The most a reply may be, in tokens.
+REPLY_TOKENS = 1024
+#: Model replies one goal of autonomous mode (``:auto``) may take, unless told otherwise.
+SHELL_STEPS = 20
+
+#: Opens the model a ``ModelChoice`` names (a front end may ask for a missing API key first).
+OpenModel = Callable[[ModelChoice], "Provider"]
+
+
+class ShellParts:
+    """One shell's state and services.
+
+    ``loaded``: the settings; ``choice``: the model that answers first; ``state``: the
+    directory, environment, aliases and shell lines run with; ``state_dir``: where the saved
+    session, the audit log and the lock of the shell's history file live. ``approve`` and
+    ``edit``: the front end's questions (``conch.shell.events``). ``open_model``: opens a
+    model (default: ``conch.daemon.open_provider``); ``open_mcp``: starts the configured MCP
+    servers, for ``:auto`` and ``:mcp`` (None: none). ``environ`` and ``flags``: the process
+    environment and the dotted settings the command line gave, for ``:config show``.
+    ``max_steps``: model replies one ``:auto`` goal may take. ``keys`` and ``out``: where a
+    shell line's keys come from and where it writes (None: the process's terminal).
+    ``cache_dir``: help texts and platform facts (default: conch's cache directory).
+    """
+
+    def __init__(
+        self,
+        loaded: LoadedSettings,
+        choice: ModelChoice,
+        *,
+        state: ShellState,
+        state_dir: Path,
+        approve: Approve,
+        edit: Edit,
+        open_model: OpenModel | None = None,
+        open_mcp: Callable[[], McpServers | None] | None = None,
+        environ: Mapping[str, str] | None = None,
+        flags: Mapping[str, Any] | None = None,
+        max_steps: int = SHELL_STEPS,
+        keys: int | None = None,
+        out: BinaryIO | None = None,
+        cache_dir: Path | None = None,
+    ) -> None:
+        self.loaded = loaded
+        self.settings = loaded.settings.shell
+        self.state = state
+        self.state_dir = state_dir
+        self.approve, self.edit = approve, edit
+        self.environ: Mapping[str, str] = dict(environ if environ is not None else state.env)
+        self.flags: Mapping[str, Any] = dict(flags or {})
+        self.max_steps = max_steps
+        self.keys, self.out = keys, out
+        self._cache_dir = cache_dir
+        self.context = Context(
+            system_prompt(state.shell),
+            max_turns=self.settings.max_turns,
+            token_budget=self.settings.token_budget,
+        )
+        prices = {
+            name: Price(p.input_per_million, p.output_per_million)
+            for name, p in self.settings.prices.items()
+        }
+        self.book = CostBook(prices, self.settings.cost_warning)
+        self._open_model = open_model or _open_provider(loaded.settings)
+        self.choice = choice
+        self.provider: Provider = self._open(choice)
+        self.saved: SavedSession | None = None
+        self.autonomous = False
+        self.auto: object | None = None  # the agent of autonomous mode (conch.shell.auto)
+        self.leaving = False
+        self._open_mcp = open_mcp
+        self._mcp: McpServers | None = None
+        self._mcp_started = False
+        self._known: tuple[tuple[str, tuple[str, ...]], Container[str]] | None = None
+        self._checker: Checker | None = None
+        self._oneshot: OneShot | None = None
+
+    # -- the model -----------------------------------------------------------------------------
+
+    @property
+    def options(self) -> GenerationOptions:
+        """Sampling for the active model's replies."""
+        from conch.messages import GenerationOptions
+
+        return GenerationOptions(temperature=self.choice.ai.temperature, max_tokens=REPLY_TOKENS)
+
+    @property
+    def active_settings(self) -> Settings:
+        """The settings with the active model as their ``ai`` section."""
+        return self.loaded.settings.model_copy(update={"ai": self.choice.ai})
+
+    def switch(self, choice: ModelChoice) -> None:
+        """Answer with ``choice`` from now on (the conversation stays)."""
+        provider = self._open(choice)
+        self.provider.close()
+        self.provider, self.choice, self.auto, self._oneshot = provider, choice, None, None
+
+    def _open(self, choice: ModelChoice) -> Provider:
+        from conch.agent.conversation import estimate_tokens, tokenizer_counter
+
+        provider = self._open_model(choice)
+        tokenizer = getattr(provider, "count_tokens", None)
+        self.context.counter = tokenizer_counter(tokenizer) if tokenizer else estimate_tokens
+        return provider
+
+    @property
+    def cache_dir(self) -> Path:
+        if self._cache_dir is None:
+            from conch.config.paths import Paths
+
+            self._cache_dir = Paths.default().cache_dir
+        return self._cache_dir
+
+    def oneshot(self) -> OneShot:
+        """The one-shot request service on the active model (``conch.command.oneshot``),
+        made at its first use and again after ``:model``."""
+        if self._oneshot is None:
+            from conch.command.oneshot import OneShot
+
+            self._oneshot = OneShot(
+                self.active_settings, lambda: self.provider, cache_dir=self.cache_dir
+            )
+        return self._oneshot
+
+    def count(self, usage: Usage, kind: str) -> Iterator[ShellEvent]:
+        """Count a turn's tokens (and warn once past ``shell.cost_warning``)."""
+        warning = self.book.add(self.choice.name, usage, kind)
+        if warning:
+            yield Said(warning, warning=True)
+
+    # -- the shell ---------------------------------------------------------------------------
+
+    def prompt(self) -> str:
+        """The prompt for the next line."""
+        return prompt_text(self.state.cwd, self.state.home(), self.choice.name, self.autonomous)
+
+    def known(self) -> Container[str]:
+        """The command names the router knows, built again when PATH or the aliases change."""
+        key = (self.state.env.get("PATH", ""), tuple(sorted(self.state.aliases)))
+        if self._known is None or self._known[0] != key:
+            self._known = (key, known_commands(key[1], path=key[0]))
+        return self._known[1]
+
+    def check(self, command: str) -> Checked:
+        """A suggested command checked where it would run (``conch.shell.check``)."""
+        if self._checker is None:
+            from conch.shell.check import Checker
+
+            self._checker = Checker(self.loaded.settings, self.cache_dir)
+        return self._checker.check(command, self.state)
+
+    @property
+    def permissions(self) -> Permissions:
+        """The user's permission rules (``permissions:`` in the config)."""
+        from conch.policy.rules import permissions_from
+
+        return permissions_from(self.loaded.settings.permissions)
+
+    def run(self, line: str, source: str = "typed") -> Generator[ShellEvent, None, Ran]:
+        """Run ``line`` in the shell, live on the terminal (a generator that returns the
+        ``Ran``); what it printed goes to the context (unless ``shell.capture_output`` is
+        off) and it is noted in the saved session. ``source``: ``typed``, ``suggested`` or
+        ``edited`` (those two are the user's yes to a suggestion: given their line in the
+        audit log, as every command conch runs for the model is, and appended to the shell's
+        history file when ``shell.append_history``)."""
+        yield Running(line, source)
+        cwd, started = Path(self.state.cwd), time.monotonic()
+        ran = run_line(line, self.state, stdin_fd=self.keys, out=self.out)
+        if source != "typed":
+            from conch.execute.audit import append_audit, audit_line
+
+            seconds = time.monotonic() - started
+            append_audit(self.state_dir, audit_line(line, cwd, ran.exit_code, seconds))
+        if self.settings.capture_output:
+            self.context.record(ran.command, ran.exit_code, ran.output)
+        yield CommandRan(line, ran.exit_code, source)
+        yield from self.save(
+            {"type": "exec", "command": line, "exit_code": ran.exit_code, "source": source}
+        )
+        if source != "typed" and self.settings.append_history:
+            yield from self._append_history(line)
+        return ran
+
+    def run_contained(self, line: str) -> Generator[ShellEvent, None, Ran | None]:
+        """Run a suggestion nobody was asked about, contained (``conch.execute.checked``:
+        bubblewrap, the filesystem read-only, no network, no secrets); what it printed is
+        an ``Output`` and reaches the context like a typed line's. Returns the ``Ran``, or
+        None when it cannot run that way (it needs the user's shell, or no sandbox runs
+        here): ask instead."""
+        from conch.errors import NoOneToAsk, PolicyRejection
+        from conch.execute.checked import Answer, run_checked
+        from conch.policy import ExecutionMode, PolicyContext
+        from conch.policy.confirm import ConfirmOptions
+
+        def nobody(command: str, verdict: object, wanted: object) -> Answer:
+            raise NoOneToAsk(command)
+
+        cwd = Path(self.state.cwd)
+        mode = ExecutionMode.RESTRICTED
+        try:
+            done = run_checked(
+                line,
+                PolicyContext(mode=mode, cwd=cwd),
+                cwd=cwd,
+                state_dir=self.state_dir,
+                approve=nobody,
+                options=ConfirmOptions(mode=mode, permissions=self.permissions),
+                interactive=False,
+            )
+        except (PolicyRejection, NoOneToAsk):
+            return None
+        yield Output(done.result.stdout, done.result.stderr)
+        if done.note:
+            yield Said(done.note)
+        if self.settings.capture_output:
+            self.context.record(done.command, done.exit_code, done.output)
+        yield CommandRan(line, done.exit_code, "suggested", contained=True)
+        yield from self.save(
+            {"type": "exec", "command": line, "exit_code": done.exit_code, "source": "suggested"}
+        )
+        return done
+
+    def _append_history(self, line: str) -> Iterator[ShellEvent]:
+        path = history_file(self.state)
+        if path is None:
+            return
+        try:
+            append_history(line, path, self.state_dir)
+        except (OSError, TimeoutError) as exc:
+            yield Said(f"cannot append to {path}: {exc}", warning=True)
+
+    # -- the saved session -------------------------------------------------------------------
+
+    def save(self, record: dict[str, Any]) -> Iterator[ShellEvent]:
+        """Add a record to the saved session; a failure is a warning, and saving stops."""
+        if self.saved is None:
+            return
+        try:
+            self.saved.append(record)
+        except ShellSessionError as exc:
+            yield Said(f"{exc}; this session is no longer saved", warning=True)
+            self.saved = None
+
+    def save_turn(self, typed: str, reply: Reply) -> Iterator[ShellEvent]:
+        """Record a model turn (the question as sent and as typed, then the reply)."""
+        from conch.messages import Message
+
+        if self.saved is None:
+            return
+        try:
+            self.saved.add_turn(Message("user", reply.sent), text=typed)
+            self.saved.add_turn(
+                Message("assistant", reply.text),
+                model=self.choice.name,
+                prompt_tokens=reply.usage.prompt_tokens,
+                completion_tokens=reply.usage.completion_tokens,
+            )
+        except ShellSessionError as exc:
+            yield Said(f"{exc}; this session is no longer saved", warning=True)
+            self.saved = None
+
+    # -- the rest ----------------------------------------------------------------------------
+
+    def mcp_servers(self) -> McpServers | None:
+        """The MCP servers of the config, started the first time they are wanted (None
+        when none is enabled, or no opener was given)."""
+        if not self._mcp_started:
+            self._mcp_started = True
+            self._mcp = self._open_mcp() if self._open_mcp is not None else None
+        return self._mcp
+
+    def close(self) -> None:
+        """Release the model and the MCP servers."""
+        if self._mcp is not None:
+            self._mcp.close()
+            self._mcp = None
+        self.provider.close()
+
+
+def _open_provider(settings: Settings) -> OpenModel:
+    """Opens a model as every front end does (``conch.daemon.open_provider``)."""
+
+    def open_model(choice: ModelChoice) -> Provider:
+        from conch.daemon import open_provider
+
+        return open_provider(choice.ai, settings.daemon)
+
+    return open_model

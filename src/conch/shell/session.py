@@ -1,0 +1,91 @@
+"""``ShellSession``: ``conch shell`` as a library object.
+
+One session holds what a shell holds (``conch.shell.parts.ShellParts``: the directory and
+environment, the model and its context, the cost book, the saved session) and decides what
+every input line does::
+
+    session = ShellSession(loaded, choice, state=state, state_dir=state_dir,
+                           approve=approve, edit=edit)
+    for event in session.open(resume=False):
+        render(event)
+    for event in session.handle("why did that fail?"):
+        render(event)
+
+``handle`` routes the line (``conch.shell.meta.routed``) and carries it out as a stream of
+``ShellEvent``s (``conch.shell.events``):
+
+- a meta command runs its handler (``conch.shell.meta.run_meta``); ``:quit`` sets
+  ``leaving``;
+- a shell line runs live on the terminal (``ShellParts.run``); one that fails as a missing
+  command does is offered to the model (``Question("ask_model")``), unless it was forced;
+- plain language is, in autonomous mode, a goal for the agent (``conch.shell.auto``);
+  otherwise a line that asks for a command goes to the one-shot pipeline
+  (``conch.shell.request.wants_command``, ``conch.shell.asking.ask_command``) and any other
+  line, or one forced to the model, is a conversational turn (``ask_model``). The commands
+  either suggests are offered (``conch.shell.offer``): the session asks the front end through
+  ``approve`` and ``edit`` and never prints, reads stdin or exits.
+
+Ctrl+C (``KeyboardInterrupt``, raised while the session works or thrown into the stream
+while the front end renders an event) stops a model turn, a correction or a goal and the
+stream goes on to say so; anywhere else it ends the stream, and the session stays usable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+
+from conch.shell.asking import ask_command, ask_model, not_found, offer_model
+from conch.shell.auto import run_goal
+from conch.shell.events import Said, ShellEvent
+from conch.shell.meta import routed, run_meta
+from conch.shell.parts import ShellParts
+from conch.shell.request import wants_command
+from conch.shell.route import flip
+from conch.shell.sessions import SavedSession, ShellSessionError
+
+__all__ = ["ShellSession"]
+
+
+class ShellSession(ShellParts):
+    """One ``conch shell``: see the module documentation; the constructor's arguments are
+    ``ShellParts``'s. ``close`` releases the model and the MCP servers."""
+
+    def open(self, resume: bool = False) -> Generator[ShellEvent, None, None]:
+        """Take up the last saved session (``resume``) or start a new one. A session that
+        cannot be saved is a warning, and the shell runs unsaved."""
+        try:
+            if resume:
+                last = SavedSession.last(self.state_dir)
+                if last is not None:
+                    turns = last.turns()
+                    self.context.restore(turns)
+                    self.saved = last
+                    yield from self.save({"type": "resume", "cwd": self.state.cwd})
+                    asked = sum(t.role == "user" for t in turns)
+                    yield Said(f"resumed the shell session {last.path.name} ({asked} questions)")
+                    return
+                yield Said("no saved shell session yet; starting a new one")
+            self.saved = SavedSession.create(self.state_dir, self.state.cwd, self.choice.name)
+        except ShellSessionError as exc:
+            yield Said(f"{exc}; this session is not saved", warning=True)
+
+    def handle(self, line: str, flipped: bool = False) -> Generator[ShellEvent, None, None]:
+        """Carry out one input line (``flipped``: sent the other way, Alt+Enter)."""
+        sent = routed(line, self.known())
+        if flipped:
+            sent = flip(sent)
+        if sent.target == "meta":
+            yield from run_meta(self, sent.text)
+        elif sent.target == "shell":
+            ran = yield from self.run(sent.text)
+            if not sent.forced and not_found(ran.exit_code, ran.output, ran.result.interrupted):
+                yield from offer_model(self, sent.text)
+        elif sent.target == "model":
+            if self.autonomous:
+                yield from run_goal(self, sent.text)
+            elif not sent.forced and wants_command(sent.text):
+                yield from ask_command(self, sent.text)
+            else:
+                yield from ask_model(self, sent.text)
+        elif sent.forced:
+            yield Said(sent.reason)
