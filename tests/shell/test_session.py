@@ -292,6 +292,19 @@ def test_a_read_only_suggestion_runs_contained_when_confirm_cmd_is_off(tmp_path:
         assert shell.out.getvalue() == b""  # captured, not on the terminal
 
 
+def test_a_request_the_pipeline_finds_no_command_for_becomes_a_conversation(
+    tmp_path: Path,
+) -> None:
+    prose = "I am not sure what you mean. Could you tell me more about what you want?"
+    with open_shell(tmp_path, prose, "Tell me which greeting you like.") as shell:
+        events = shell.line("greet me")
+        starts = [e for e in events if isinstance(e, TurnStarted)]
+        assert starts == [TurnStarted("command", "greet me"), TurnStarted("ask", "greet me")]
+        assert "no command came of it; asking the model to answer in words" in said(events)
+        turns = [(t.role, t.content) for t in shell.session.context.turns]
+        assert turns == [("user", "greet me"), ("assistant", "Tell me which greeting you like.")]
+
+
 def test_a_request_the_policy_rejects_is_refused(tmp_path: Path) -> None:
     with open_shell(tmp_path, "rm -rf ~") as shell:
         events = shell.line("free up all the space in my home")

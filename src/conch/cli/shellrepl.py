@@ -79,7 +79,7 @@ def run_shell(args: argparse.Namespace, env: Environment) -> int:
     from conch.config.paths import Paths
     from conch.shell.models import starting_model
     from conch.shell.session import ShellSession
-    from conch.shell.state import ShellState, load_aliases
+    from conch.shell.state import ShellState
 
     if args.max_steps < 1:
         raise UsageError(f"--max-steps must be 1 or more, not {args.max_steps}")
@@ -92,8 +92,7 @@ def run_shell(args: argparse.Namespace, env: Environment) -> int:
     }
     choice = starting_model(loaded.settings, args.model, flags)
     paths = Paths.default()
-    state = ShellState.from_environment(env.environ, cwd=str(env.cwd))
-    state.aliases = load_aliases(state.shell, state.env)
+    state = ShellState.of_user(env.environ, str(env.cwd))
     view = ShellView(env, list(args.argv), loaded)
     keys = _keys(env)
     try:

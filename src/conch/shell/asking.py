@@ -6,7 +6,8 @@ its tokens are counted, and each command it suggests is offered (``conch.shell.o
 order, after the one before it ran. ``ask_command`` serves a line that asks for a command
 (``conch.shell.request.wants_command``) with the one-shot pipeline: the request joins the
 conversation as a turn whose answer is the command's ``CMD:`` line, so a question after it
-knows what was proposed, and the command is offered as the pipeline checked it.
+knows what was proposed, and the command is offered as the pipeline checked it; a reply
+with no command in it at all makes the line a conversational turn instead.
 
 Either way, Ctrl+C stops the turn and a failed turn is one line; the question then waits in
 the context and joins the next one. After a typed line fails as a missing command does
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from conch.errors import ConchError, NoOneToAsk
+from conch.errors import ConchError, ModelOutputError, NoOneToAsk
 from conch.shell.context import CMD, output_tail
 from conch.shell.events import Question, Said, ShellEvent, TurnEnded, TurnStarted
 from conch.shell.offer import offer, offer_proposal
@@ -60,16 +61,21 @@ def ask_command(parts: ShellParts, text: str) -> Iterator[ShellEvent]:
     from conch.shell.request import command_request, served
 
     yield TurnStarted("command", text)
-    prompt = parts.context.ask(text)
-    sent = parts.context.turns[-1].content
     service = parts.oneshot()
     try:
         result, usage = yield from served(service.events(command_request(text, parts.state)))
     except KeyboardInterrupt:
+        parts.context.ask(text)  # it waits, and joins the next question
         yield TurnEnded("command", text, interrupted=True)
         yield Said(STOPPED)
         return
+    except ModelOutputError as exc:  # the model wrote no command: let it answer in words
+        yield TurnEnded("command", text, error=exc)
+        yield Said("no command came of it; asking the model to answer in words")
+        yield from ask_model(parts, text)
+        return
     except ConchError as exc:
+        parts.context.ask(text)
         yield TurnEnded("command", text, error=exc)
         yield Said(f"{exc}; the question joins your next one", warning=True)
         return
@@ -77,6 +83,8 @@ def ask_command(parts: ShellParts, text: str) -> Iterator[ShellEvent]:
     if proposal is None:  # the request asked for a command: the pipeline always proposes one
         raise AssertionError("the one-shot pipeline proposed no command")
     answer = f"{CMD}{proposal.command}"
+    prompt = parts.context.ask(text)
+    sent = parts.context.turns[-1].content
     parts.context.answer(answer)
     yield TurnEnded("command", text, answer, usage)
     reply = Reply(answer, sent, usage, prompt.eviction, (proposal.command,))

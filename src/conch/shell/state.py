@@ -80,6 +80,14 @@ class ShellState:
         env["PWD"] = here
         return cls(cwd=here, env=env, shell=find_shell(env), oldpwd=env.get("OLDPWD") or None)
 
+    @classmethod
+    def of_user(cls, environ: Mapping[str, str], cwd: str) -> ShellState:
+        """The state ``conch shell`` starts with: ``from_environment``, and the aliases the
+        user's interactive shell defines, read once (``load_aliases``)."""
+        state = cls.from_environment(environ, cwd)
+        state.aliases = load_aliases(state.shell, state.env)
+        return state
+
     def expand_alias(self, line: str) -> str:
         """``line`` with an alias in its first word replaced by the alias's value (one level)."""
         match = _FIRST_WORD.match(line)
