@@ -24,6 +24,7 @@ from conch.shell.auto import run_goal
 from conch.shell.events import Help, Left, Listed, McpShown, Said, ScreenCleared, ShellEvent
 from conch.shell.parts import ShellParts
 from conch.shell.route import Route, Target, route
+from conch.shell.sessions import ShellSessionError
 
 __all__ = [
     "META_COMMANDS",
@@ -197,7 +198,11 @@ def _history(parts: ShellParts, argument: str) -> Iterator[ShellEvent]:
             {"type": "turn", "role": t.role, "content": t.content} for t in parts.context.turns
         ]
     else:
-        records = parts.saved.records()
+        try:
+            records = parts.saved.records()
+        except ShellSessionError as exc:
+            yield Said(str(exc), warning=True)
+            return
     lines = [line for record in records if (line := history_line(record))]
     yield Listed(tuple(lines) if lines else ("nothing yet",))
 
