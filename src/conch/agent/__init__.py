@@ -5,8 +5,9 @@ entry point), ``loop`` (the agent loop), ``conversation`` (history, tokens, prun
 ``system`` (the five prompt layers), ``toolcalls`` (tool calls written as text, JSON
 steps), ``builtin`` (the built-in toolset), ``bash`` and ``modes`` (commands under an execution
 mode), ``evaluate`` (sandboxed Python), ``lookup`` (``tool_lookup``), ``results`` (result
-caps), ``events`` (the event stream and the errors that end a turn), ``task`` (task files for
-``conch run``). What is spliced into the prompt passes ``conch.sanitize`` first.
+caps), ``events`` (the event stream and the errors that end a turn), ``stepplan`` (an
+instruction's steps as a plan), ``task`` (task files for ``conch run``). What is spliced
+into the prompt passes ``conch.sanitize`` first.
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ _PUBLIC = {
     "ToolStarted": "conch.agent.events",
     "ToolFinished": "conch.agent.events",
     "Pruned": "conch.agent.events",
+    "Checked": "conch.agent.events",
+    "PlanStep": "conch.agent.events",
+    "PlanStarted": "conch.agent.events",
+    "StepChanged": "conch.agent.events",
     "TurnFinished": "conch.agent.events",
     "AgentError": "conch.agent.events",
     "IterationLimit": "conch.agent.events",
@@ -41,14 +46,18 @@ __all__ = [
     "Agent",
     "AgentError",
     "AgentEvent",
+    "Checked",
     "Conversation",
     "ExecutionMode",
     "IterationLimit",
     "Limits",
     "LoopDetected",
+    "PlanStarted",
+    "PlanStep",
     "PreambleOptions",
     "Pruned",
     "Session",
+    "StepChanged",
     "ToolFinished",
     "ToolOptions",
     "ToolStarted",
@@ -68,9 +77,13 @@ if TYPE_CHECKING:
     from conch.agent.events import (
         AgentError,
         AgentEvent,
+        Checked,
         IterationLimit,
         LoopDetected,
+        PlanStarted,
+        PlanStep,
         Pruned,
+        StepChanged,
         ToolFinished,
         ToolStarted,
         TurnFinished,

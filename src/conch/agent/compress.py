@@ -10,17 +10,30 @@ then becomes the exchange that made the recap: the request for it, and the recap
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from conch.agent.conversation import PRUNE_AT
 from conch.agent.toolcalls import render_call
 from conch.errors import ModelOutputError
 from conch.messages import GenerationOptions, Message, ProviderEvent
 from conch.providers.base import Provider, complete
 
-if TYPE_CHECKING:
-    from conch.agent.session import Session
+
+class Recapped(Protocol):
+    """What ``compress`` needs of a session (``conch.agent.session.Session``), named here
+    so that this module, which the session imports, does not import it back."""
+
+    provider: Provider
+    options: GenerationOptions
+    context_tokens: int
+
+    @property
+    def history(self) -> tuple[Message, ...]: ...
+
+    def restore(self, history: Iterable[Message]) -> object: ...
+
 
 RECAP_SYSTEM = (
     "You write recaps of conversations between a user and an assistant that uses tools. "
@@ -78,14 +91,12 @@ def write_recap(
 
 
 def compress(
-    session: Session, on_event: Callable[[ProviderEvent], None] | None = None
+    session: Recapped, on_event: Callable[[ProviderEvent], None] | None = None
 ) -> str | None:
     """Replace ``session``'s conversation with the recap its model writes of it (the
     request for the recap, and the recap); the recap, or None when there is no
     conversation. The transcript gets what the pruning budget leaves after the recap and
     its instructions."""
-    from conch.agent.session import PRUNE_AT
-
     history = session.history
     if not history:
         return None

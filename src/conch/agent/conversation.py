@@ -28,6 +28,8 @@ from conch.messages import Message, ToolCall, ToolResult
 TokenCounter = Callable[[str], int]
 # Per-message cost of the chat template's role markers, roughly.
 MESSAGE_OVERHEAD = 4
+# The share of the context window a session's conversation may fill before it is pruned.
+PRUNE_AT = 0.8
 # Room kept for the summary line when deciding how much to drop.
 _SUMMARY_ROOM = 48
 # How many counted texts a tokenizer counter remembers.

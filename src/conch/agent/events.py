@@ -2,14 +2,17 @@
 
 One stream per turn: the provider's own events (``TextDelta`` for visible reply text,
 ``Stage``, ``Note``, one ``Finished`` per model reply), and the agent's: a tool call starting
-and finishing, the conversation being pruned, and ``TurnFinished`` last. Every front end
-renders the same stream.
+and finishing, the conversation being pruned, a file the instruction asks for looked at
+(``Checked``), and ``TurnFinished`` last. An instruction given one action per turn
+(``conch.agent.steps``) streams its plan first (``PlanStarted``), then each step's turn
+between a ``StepChanged`` to running and one to done or failed. Every front end renders the
+same stream.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from conch.errors import ConchError
 from conch.messages import ProviderEvent, ToolCall, ToolResult, Usage
@@ -74,7 +77,59 @@ class TurnFinished:
     usage: Usage = field(default_factory=Usage)
 
 
-AgentEvent = ProviderEvent | ToolStarted | ToolFinished | Pruned | TurnFinished
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """Before an answer was accepted, the loop looked for ``what``, a file the instruction
+    asks for (``conch.agent.outputs``): ``ok`` when it is there and not empty. ``detail``
+    says what was found, and what the loop did about it: ``exists, 1 line``, ``is missing:
+    asked the model once more``, ``is empty``."""
+
+    what: str
+    ok: bool
+    detail: str
+
+
+StepStatus = Literal["pending", "running", "done", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class PlanStep:
+    """One step of an instruction given one action per turn: its ``number`` (from 1), its
+    ``text`` (what the model is handed), how far it got, and, once failed, why
+    (``detail``): its turn raised, or ended while a file it asks for was still missing."""
+
+    number: int
+    text: str
+    status: StepStatus = "pending"
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PlanStarted:
+    """An instruction is split into ``steps`` (all pending), worked on one per turn."""
+
+    steps: tuple[PlanStep, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StepChanged:
+    """``step`` of the plan changed status: running as its turn starts, done or failed as
+    it ends. ``of``: how many steps the plan has."""
+
+    step: PlanStep
+    of: int
+
+
+AgentEvent = (
+    ProviderEvent
+    | ToolStarted
+    | ToolFinished
+    | Pruned
+    | Checked
+    | PlanStarted
+    | StepChanged
+    | TurnFinished
+)
 
 
 class AgentError(ConchError):

@@ -13,8 +13,10 @@ Before it accepts an answer the loop checks two things, once each per turn: that
 call's failure stands (``Unresolved``: small models give up on the first error, or answer
 an earlier question after it), and that the files the instruction asks for exist
 (``conch.agent.outputs``: small models answer in words when the result was wanted in a file).
-When a check fails the answer is held back and the model told. An answer accepted while a
-refusal or a failure stands, and that does not say so, gets a line saying which and why.
+When a check fails the answer is held back and the model told. Each look at those files is
+streamed as a ``Checked`` event per file: when it holds an answer back, and once more when
+an answer is accepted. An answer accepted while a refusal or a failure stands, and that does
+not say so, gets a line saying which and why.
 
 Models with native tool calls get the tools' specs and answer with ``ToolCall`` events.
 Models without them (``json_steps``) get one JSON object per reply, constrained by
@@ -45,6 +47,7 @@ from conch.agent.events import (
     TurnFinished,
 )
 from conch.agent.outputs import (
+    checks,
     empty_note,
     expected_outputs,
     missing_note,
@@ -155,15 +158,16 @@ class Agent:
         if instruction is not None:
             conversation.add_request(instruction)
         request = conversation.request_text()
+        root = self.root or Path()  # read only where files are wanted, which takes a root
         wanted = (
-            expected_outputs(instruction, self.root)
+            expected_outputs(instruction, root)
             if self.root is not None and instruction is not None
             else ()
         )
         seen: Counter[tuple[str, str]] = Counter()
         blocked = 0
         retries = 0
-        checks = 0
+        looked = 0  # answers held back for the files asked for
         unresolved = Unresolved()
         usage = Usage()
         partial: list[str] = []
@@ -186,10 +190,9 @@ class Agent:
                 retry = bool(standing) and retries < self.limits.max_retries
                 missing: tuple[str, ...] = ()
                 empty: tuple[str, ...] = ()
-                if not retry and wanted and checks < self.limits.max_output_checks:
-                    assert self.root is not None
-                    missing = still_missing(wanted, self.root)
-                    empty = () if missing else still_empty(wanted, self.root)
+                if not retry and wanted and looked < self.limits.max_output_checks:
+                    missing = still_missing(wanted, root)
+                    empty = () if missing else still_empty(wanted, root)
                 hold = retry or bool(missing) or bool(empty)
                 reply = yield from self._reply(conversation, iteration, partial, hold)
                 usage = Usage(
@@ -197,15 +200,14 @@ class Agent:
                     usage.completion_tokens + reply.usage.completion_tokens,
                 )
                 if not reply.calls and hold:  # an answer that cannot stand yet: once more
-                    if retry:
-                        retries += 1
-                    else:
-                        checks += 1
                     conversation.add(Message("assistant", reply.text))
                     if retry:
+                        retries += 1
                         note = retry_note(request, standing)
                     else:
+                        looked += 1
                         note = missing_note(missing) if missing else empty_note(empty)
+                        yield from checks(wanted, root, held=True)
                     conversation.add(Message("user", note))
                     continue
                 if not reply.calls and not reply.text.strip():
@@ -218,6 +220,8 @@ class Agent:
                         text = f"{text.rstrip()}\n{note}"
                         yield TextDelta(f"\n{note}")
                     conversation.add(Message("assistant", text))
+                    if wanted:  # what the answer leaves behind, whether it passed or not
+                        yield from checks(wanted, root)
                     yield TurnFinished(text, iteration, usage)
                     return text
                 calls = tuple(self._canonical(call) for call in reply.calls)

@@ -6,7 +6,8 @@ before it accepts an answer: when the instruction asks for something to be writt
 created, renamed, moved or copied, every file name in it that did not exist when the turn
 began is taken for a file the user expects, and an answer given while one of them is still
 missing, or is there but empty, is held back once, with a note naming them
-(``Limits.max_output_checks``).
+(``Limits.max_output_checks``). Each look is told as a ``Checked`` event per file
+(``checks``), so a front end can show what was found.
 
 A file name here is a word with an extension (``count.txt``, ``docs/INDEX.md``), not a
 pattern (``*.txt``) or a URL; paths are read relative to the sandbox root.
@@ -17,6 +18,8 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+
+from conch.agent.events import Checked
 
 # Verbs that ask for a file to come into being.
 _PRODUCING = re.compile(
@@ -33,6 +36,9 @@ _MAX_NAMES = 8
 # How far ``_names_near`` looks for a bare file name.
 _DEPTH = 4
 _ENTRIES = 5000
+# Files up to this size have their lines counted for ``checks``; larger ones, their bytes.
+_COUNTED = 1 << 20
+ASKED_AGAIN = "asked the model once more"
 
 
 def expected_outputs(instruction: str, root: Path) -> tuple[str, ...]:
@@ -69,6 +75,42 @@ def still_empty(names: tuple[str, ...], root: Path) -> tuple[str, ...]:
         except (OSError, ValueError):
             continue
     return tuple(empty)
+
+
+def checks(names: tuple[str, ...], root: Path, *, held: bool = False) -> tuple[Checked, ...]:
+    """One ``Checked`` per file of ``names``: there (with its lines), missing or empty.
+    ``held``: the answer was held back for the ones found wanting, and their detail says
+    the model was asked once more."""
+    missing = still_missing(names, root)
+    empty = still_empty(names, root)
+    again = f": {ASKED_AGAIN}" if held else ""
+    found: list[Checked] = []
+    for name in names:
+        if name in missing:
+            found.append(Checked(name, False, f"is missing{again}"))
+        elif name in empty:
+            found.append(Checked(name, False, f"is empty{again}"))
+        else:
+            found.append(Checked(name, True, _described(root / name)))
+    return tuple(found)
+
+
+def _described(path: Path) -> str:
+    """``exists, 3 lines`` (a text file), ``exists, 2048 bytes`` (a binary or large one), or
+    ``exists`` (found elsewhere, a directory, a link: nothing is read through a link)."""
+    try:
+        if path.is_symlink() or not path.is_file():
+            return "exists"
+        size = path.stat().st_size
+        if size > _COUNTED:
+            return f"exists, {size} bytes"
+        data = path.read_bytes()
+    except (OSError, ValueError):
+        return "exists"
+    if b"\0" in data:
+        return f"exists, {size} bytes"
+    lines = data.count(b"\n") + (not data.endswith(b"\n"))
+    return f"exists, {lines} line{'' if lines == 1 else 's'}"
 
 
 def empty_note(names: tuple[str, ...]) -> str:

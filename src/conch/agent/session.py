@@ -47,15 +47,17 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from conch.agent.builtin import ToolOptions, default_tools, memory_vocabulary, shell_for
 from conch.agent.conversation import (
+    PRUNE_AT,
     Conversation,
     TokenCounter,
     alternation_problems,
     estimate_tokens,
     tokenizer_counter,
 )
-from conch.agent.events import AgentEvent, IterationLimit, TurnFinished
+from conch.agent.events import AgentEvent, PlanStep
 from conch.agent.lookup import lookup_tool
 from conch.agent.loop import Agent, Limits
+from conch.agent.stepplan import StepPlan
 from conch.agent.steps import split_steps
 from conch.agent.system import (
     DEFAULT_BASE,
@@ -80,8 +82,6 @@ Append = str | Callable[[], str]
 # Providers whose models are taken not to emit native tool calls, unless the provider says
 # otherwise with a ``native_tool_calls`` attribute: the embedded model.
 _WITHOUT_NATIVE_CALLS = frozenset({"local"})
-# The share of the context window the conversation may fill before it is pruned.
-PRUNE_AT = 0.8
 
 
 def native_tool_calls(provider: Provider) -> bool:
@@ -105,7 +105,8 @@ class Session:
     an estimate of four characters a token wherever that cannot say). ``stepwise``: a
     message that asks for several actions in turn ("Write x.py .... Run it and save its
     output to y.txt.") is given one action per turn, all within one turn's iteration limit
-    (``conch.agent.steps``); by default on where the model writes JSON steps (small models).
+    (``conch.agent.steps``), a plan whose steps ``plan`` keeps with how each went
+    (``conch.agent.stepplan``); by default on where the model writes JSON steps (small models).
     ``act_first``: where ``do`` is offered (``ToolOptions.act``), each instruction (each
     step of it, stepwise) goes to ``do`` first, before the model is asked.
     """
@@ -153,6 +154,7 @@ class Session:
         self._tools: list[Tool] | None = None
         self._stable: str | None = None
         self._running: Generator[AgentEvent, None, str] | None = None
+        self._plan = StepPlan()
 
     # -- picking the model -------------------------------------------------------------------
 
@@ -288,9 +290,10 @@ class Session:
         return self.refresh_system()
 
     def reset(self) -> Session:
-        """Start the conversation over (prompt and tools stay)."""
+        """Start the conversation over (prompt and tools stay, the plan goes)."""
         self._close_running()
         self._conversation.clear()
+        self._plan.clear()
         return self
 
     def restore(self, history: Iterable[Message]) -> Session:
@@ -376,6 +379,12 @@ class Session:
         return self._conversation.messages
 
     @property
+    def plan(self) -> tuple[PlanStep, ...]:
+        """The steps of the last instruction given one action per turn, with how each went
+        (``conch.agent.stepplan``); empty when it was one action."""
+        return self._plan.steps
+
+    @property
     def messages(self) -> list[Message]:
         """The system message (from the first turn on), then the history."""
         return self._conversation.wire()
@@ -406,31 +415,13 @@ class Session:
     # -- inside ------------------------------------------------------------------------------
 
     def _turns(self, text: str) -> Generator[AgentEvent, None, str]:
-        """``text`` as one turn, or, when stepwise and it asks for several actions, one turn
-        per action, sharing one turn's iteration limit; returns the last reply."""
+        """``text`` as one turn, or, when stepwise and it asks for several actions, as a
+        plan of one turn per action (``conch.agent.stepplan``); returns the last reply."""
         steps = split_steps(text) if self.stepwise else [text]
+        self._plan.clear()
         if len(steps) == 1:
             return (yield from self._turn(text))
-        reply = ""
-        used = 0
-        for step in steps:
-            left = max(1, self.limits.max_iterations - used)
-            turn = self._turn(step, replace(self.limits, max_iterations=left))
-            try:
-                while True:
-                    try:
-                        event = next(turn)
-                    except StopIteration as stop:
-                        reply = stop.value
-                        break
-                    if isinstance(event, TurnFinished):
-                        used += event.iterations
-                    yield event
-            except IterationLimit:  # the limit the caller set, which the steps shared
-                raise IterationLimit(self.limits.max_iterations) from None
-            finally:
-                turn.close()  # left early (Ctrl+C, a closed stream): end the turn cleanly
-        return reply
+        return (yield from self._plan.run(steps, self._turn, self.limits))
 
     def _turn(
         self, text: str | None, limits: Limits | None = None

@@ -4,7 +4,9 @@ reply and each tool call took, read from the turn's events.
 One line per model reply (its tokens, its generation speed, its time), per tool call (its
 name, whether it worked, its time), per pruning, and one per turn (replies, tool calls,
 tokens, time). The file gets every line with a timestamp, appended, so one file can follow
-many runs; ``--verbose`` shows the same lines on stderr. The library only streams events;
+many runs; ``--verbose`` shows the same lines on stderr. The file also gets the plan of an
+instruction worked on one step per turn, each step's status and each file checked, as the
+terminal shows them (``agentview.plan_lines``; not again on stderr). The library only streams events;
 this front end measures and writes.
 """
 
@@ -80,7 +82,15 @@ class Metrics:
 
     def on_event(self, event: AgentEvent) -> None:
         """Measure one event; write a line where a step ended."""
-        from conch.agent.events import Pruned, ToolFinished, TurnFinished
+        from conch.agent.events import (
+            Checked,
+            PlanStarted,
+            Pruned,
+            StepChanged,
+            ToolFinished,
+            TurnFinished,
+        )
+        from conch.cli.agentview import plan_lines
         from conch.messages import Finished, TextDelta
 
         now = self.clock()
@@ -98,6 +108,9 @@ class Metrics:
             exit_code = "" if event.exit_code is None else f", exit {event.exit_code}"
             self.write(f"tool {event.call.name}: {state}{exit_code}, {event.duration_s:.2f} s{cut}")
             self._step_start = now
+        elif isinstance(event, Checked | PlanStarted | StepChanged):
+            for line in plan_lines(event):
+                self.write(line.strip(), shown=False)  # the terminal shows them already
         elif isinstance(event, Pruned):
             self.write(
                 f"pruned: {event.dropped} messages dropped, "
@@ -112,8 +125,9 @@ class Metrics:
                 f"{now - self._turn_start:.1f} s"
             )
 
-    def write(self, text: str) -> None:
-        """One line to the file (stamped) and, with ``--verbose``, to ``show``."""
+    def write(self, text: str, *, shown: bool = True) -> None:
+        """One line to the file (stamped) and, with ``--verbose`` and ``shown``, to
+        ``show``."""
         if self._file is not None:
             stamp = self.now().isoformat(timespec="seconds")
             try:
@@ -121,7 +135,7 @@ class Metrics:
                 self._file.flush()
             except OSError:
                 pass  # a full disk must not end the chat; the lines are a report
-        if self.show is not None:
+        if self.show is not None and shown:
             self.show(f"  [{text}]")
 
     def close(self) -> None:

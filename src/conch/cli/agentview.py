@@ -1,5 +1,7 @@
 """How an agent turn looks on the terminal: a spinner while the model thinks, the reply as
-it streams, one dim line per tool call, and a status line when the turn is done.
+it streams, one dim line per tool call and per file checked, and a status line when the turn
+is done. An instruction worked on one step per turn shows its plan first, then a line as
+each step starts and as it ends (``plan_lines``).
 
 Shared by ``conch chat`` and ``conch run``. Everything but the reply goes to stderr, so
 stdout carries the answer alone when it is piped.
@@ -16,14 +18,16 @@ from conch.cli import ui
 from conch.cli.environment import Environment
 
 if TYPE_CHECKING:
-    from conch.agent.events import AgentEvent
+    from conch.agent.events import AgentEvent, Checked, PlanStarted, PlanStep, StepChanged
     from conch.messages import ToolCall, ToolResult
     from conch.tools import Tool
     from conch.tools.plan import PlanItem
 
 ARGUMENT_WIDTH = 60
 RESULT_WIDTH = 80
+STEP_WIDTH = 100  # a step of the plan as it is listed
 _MARKS = {"pending": " ", "in_progress": ">", "done": "x", "blocked": "!"}
+_STEP_MARKS = {"pending": " ", "running": ">", "done": "x", "failed": "!"}
 
 
 class TurnView:
@@ -63,7 +67,15 @@ class TurnView:
 
     def on_event(self, event: AgentEvent) -> None:
         """Show one event of the turn."""
-        from conch.agent.events import Pruned, ToolFinished, ToolStarted, TurnFinished
+        from conch.agent.events import (
+            Checked,
+            PlanStarted,
+            Pruned,
+            StepChanged,
+            ToolFinished,
+            ToolStarted,
+            TurnFinished,
+        )
         from conch.messages import Finished, Note, Stage, TextDelta
 
         if isinstance(event, TextDelta):
@@ -85,6 +97,12 @@ class TurnView:
                 f"{event.tokens_before} -> {event.tokens_after} tokens)",
                 dim=True,
             )
+        elif isinstance(event, Checked | PlanStarted | StepChanged):
+            for text in plan_lines(event):
+                self.line(text, dim=True)
+            if isinstance(event, StepChanged) and event.step.status == "running":
+                self._next_reply()
+                self._spin("thinking")  # the step's turn starts
         elif isinstance(event, Note):
             self.line(f"conch: note: {event.text}")
         elif isinstance(event, TurnFinished):
@@ -178,6 +196,43 @@ def tool_line(call: ToolCall, result: ToolResult) -> str:
         )
     first = next(iter(lines), "")
     return f"  {mark} {describe_call(call)} → {_clip(first, RESULT_WIDTH) or '(no output)'}"
+
+
+def plan_lines(event: Checked | PlanStarted | StepChanged) -> list[str]:
+    """The lines for the plan of an instruction worked on one step per turn, and for a
+    file checked before an answer: ``plan: 2 steps`` and the numbered steps; ``step 1 of
+    2: Write count.py ...`` as a step starts, ``step 1 of 2 done`` (or ``failed: why``) as
+    it ends; ``  check: result.txt exists, 1 line``."""
+    from conch.agent.events import Checked, PlanStarted
+
+    if isinstance(event, Checked):
+        return [f"  check: {event.what} {event.detail}"]
+    if isinstance(event, PlanStarted):
+        count = len(event.steps)
+        return [
+            f"plan: {count} step{'' if count == 1 else 's'}",
+            *(f"  {step.number}. {_clip(step.text, STEP_WIDTH)}" for step in event.steps),
+        ]
+    step = event.step
+    where = f"step {step.number} of {event.of}"
+    if step.status == "running":
+        return [f"{where}: {_clip(step.text, RESULT_WIDTH)}"]
+    why = f": {step.detail}" if step.status == "failed" and step.detail else ""
+    return [f"{where} {step.status}{why}"]
+
+
+def steps_summary(steps: Sequence[PlanStep]) -> list[str]:
+    """The plan as it stands (``/plan`` in a chat): ``plan: 1 of 2 steps done``, then one
+    ``[x] 1. text`` line a step (``[>]`` running, ``[!]`` failed, with why)."""
+    if not steps:
+        return []
+    done = sum(step.status == "done" for step in steps)
+    lines = [f"plan: {done} of {len(steps)} step{'' if len(steps) == 1 else 's'} done"]
+    for step in steps:
+        mark = _STEP_MARKS[step.status]
+        why = f" (failed: {step.detail})" if step.status == "failed" and step.detail else ""
+        lines.append(f"  [{mark}] {step.number}. {_clip(step.text, STEP_WIDTH)}{why}")
+    return lines
 
 
 def describe_call(call: ToolCall) -> str:

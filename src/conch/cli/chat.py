@@ -18,7 +18,7 @@ from conch.cli import ui
 from conch.cli.agentlog import TurnLog
 from conch.cli.agentmetrics import Metrics, metrics_for, report_window
 from conch.cli.agentsetup import AgentSetup, Refusals, model_name, open_session, setup_from
-from conch.cli.agentview import TurnView, tools_table
+from conch.cli.agentview import TurnView, steps_summary, tools_table
 from conch.cli.environment import Environment
 from conch.cli.parsing import CHAT_ITERATIONS, USAGES, Parser, add_agent_flags, add_report_flags
 from conch.cli.repl import Interrupts, make_reader
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 COMMANDS = (
     ("/help", "this list"),
     ("/tools", "the tools the agent has, and when it uses each"),
-    ("/plan", "the agent's checklist for the current task"),
+    ("/plan", "the steps of the last instruction, and the agent's checklist"),
     ("/system [TEXT]", "show the system prompt; with TEXT, make it the base (clears the chat)"),
     ("/reset", "start the conversation over (the plan too)"),
     ("/compress", "replace the conversation with a recap the model writes of it"),
@@ -214,10 +214,12 @@ class Chat:
         """Write the chat to its file (unless --no-local-session); a failure is a warning."""
         if not self.save_enabled:
             return
+        from conch.agent.stepplan import plan_record
         from conch.cli.sessionfile import save_session
 
+        plan = plan_record(self.session.plan)
         try:
-            save_session(self.path, self.setup.root, self.model, self.session.history)
+            save_session(self.path, self.setup.root, self.model, self.session.history, plan)
         except OSError as exc:
             self.env.stderr.write(f"conch: warning: cannot save the chat to {self.path}: {exc}\n")
 
@@ -316,7 +318,9 @@ class Chat:
         elif name == "/tools":
             out.write(tools_table(self.session.tools) + "\n")
         elif name == "/plan":
-            out.write((self.plan.render() if self.plan.items else "no plan yet") + "\n")
+            shown = steps_summary(self.session.plan)
+            shown += [self.plan.render()] if self.plan.items else []
+            out.write("\n".join(shown or ["no plan yet"]) + "\n")
         elif name == "/system":
             if rest.strip():
                 self.session.set_system(rest.strip())

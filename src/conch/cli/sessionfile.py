@@ -2,7 +2,9 @@
 after every turn, read back by ``conch chat --continue``.
 
 The file is JSON: a version, the sandbox, when it was saved, the model, and the messages in
-the OpenAI chat shape (without the system prompt, which is built anew on resume).
+the OpenAI chat shape (without the system prompt, which is built anew on resume); and, when
+the last instruction was worked on one step per turn, its plan: each step with its status
+(``conch.agent.stepplan.plan_record``; a record, not read back).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,17 +32,26 @@ def session_path(state_dir: Path, sandbox: Path) -> Path:
     return state_dir / "sessions" / f"{digest}.json"
 
 
-def save_session(path: Path, sandbox: Path, model: str, messages: Iterable[Message]) -> None:
-    """Write the chat to ``path`` atomically (a crash leaves the previous save whole)."""
+def save_session(
+    path: Path,
+    sandbox: Path,
+    model: str,
+    messages: Iterable[Message],
+    plan: Sequence[Mapping[str, object]] = (),
+) -> None:
+    """Write the chat to ``path`` atomically (a crash leaves the previous save whole);
+    ``plan``: the last instruction's steps, kept when there are any."""
     from conch.storage.files import atomic_write_text
 
-    data = {
+    data: dict[str, Any] = {
         "version": VERSION,
         "sandbox": str(sandbox),
         "saved": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "model": model,
         "messages": [m.to_openai() for m in messages],
     }
+    if plan:
+        data["plan"] = [dict(step) for step in plan]
     atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n", 0o600)
 
 
