@@ -179,16 +179,17 @@ def test_a_directory_above_the_root_is_refused_with_what_the_root_holds(
 
 
 @pytest.mark.parametrize("request_text", [None, "delete everything here", "rm -r *"])
-def test_without_files_named_the_refusal_lists_them_and_says_to_delete_nothing(
+def test_without_files_named_the_refusal_says_to_delete_nothing_and_lists_none(
     work: Path, caller: Callable[[Iterable[Tool]], Call], request_text: str | None
 ) -> None:
     call = tools_for(caller, work, request=request_text)
     result = call("fs_delete", path=".", recursive=True)
     assert result.is_error
-    assert "'.' holds build.tmp, cache.tmp, data.tmp.bak, notes.txt" in result.content
-    assert "src/" in result.content
-    assert "If the request names some of these files, delete only those" in result.content
-    assert "If it asks for everything, do not delete anything" in result.content
+    assert "The request names none of the" in result.content
+    assert "Do not delete anything: tell the user this was refused and why" in result.content
+    # No file of the folder is named: a small model took a listed one for what was asked.
+    for name in ("build.tmp", "notes.txt", "src"):
+        assert name not in result.content
     assert "{" not in result.content  # no call that deletes anything is offered
 
 

@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 from conch.tools import caps
-from conch.tools.fs_base import SHOW_MATCHES, SandboxFiles
+from conch.tools.fs_base import SandboxFiles
 from conch.tools.globs import WALK_MAX, compile_glob, has_magic, walk
 
 SHOW_KINDS = 6  # at most this many of the patterns a request names are offered
@@ -185,13 +185,12 @@ def _suggestion(files: SandboxFiles, folder: Path) -> str:
     offered = offer(files, folder, entries)
     if offered:
         return offered
-    listed = ", ".join(_entry_name(e) for e in entries[:SHOW_MATCHES])
-    more = len(entries) - SHOW_MATCHES
-    held = f"'{files.shown(folder)}' holds {listed}" + (f" and {more} more" if more > 0 else "")
+    # What the folder holds is not listed: shown its files, a small model took one of them
+    # for what the request named and deleted it, when the request asked for everything.
     return (
-        f"{held}. If the request names some of these files, delete only those: one path, or a "
-        f'pattern like "*.log" for every file of a kind. If it asks for everything, do not '
-        "delete anything: tell the user this was refused and why."
+        f"The request names none of the {len(entries)} entries in '{files.shown(folder)}' by "
+        "name or kind. Do not delete anything: tell the user this was refused and why; files "
+        'are deleted only when the request names them (a path, or a kind like "*.log").'
     )
 
 
@@ -242,10 +241,6 @@ def _matches(folder: Path, pattern: str) -> list[Path]:
     """The entries of ``folder`` whose names match ``pattern``."""
     matcher = compile_glob(pattern)
     return [e for e in sorted(folder.iterdir())[:WALK_MAX] if matcher.match(e.name)]
-
-
-def _entry_name(entry: Path) -> str:
-    return entry.name + ("/" if entry.is_dir() and not entry.is_symlink() else "")
 
 
 def _call(files: SandboxFiles, path: str) -> str:
