@@ -60,6 +60,7 @@ class Shell:
     work: Path
     state_dir: Path
     out: io.BytesIO
+    opened: list[ShellEvent] = field(default_factory=list)
 
     def line(self, text: str, flipped: bool = False) -> list[ShellEvent]:
         """The events of one input line."""
@@ -80,12 +81,21 @@ def open_shell(
     front: Front | None = None,
     sections: dict[str, Any] | None = None,
     provider: ScriptedProvider | None = None,
+    others: dict[str, ScriptedProvider] | None = None,
+    state_dir: Path | None = None,
+    work: Path | None = None,
+    resume: bool = False,
 ) -> Iterator[Shell]:
-    """A started session (a new saved session), closed when the generator resumes."""
+    """A started session (a new saved session), closed when the generator resumes.
+    ``others``: the providers of other models by name (``models:`` entries the sections
+    configure), for routing, fallback and the planner; ``state_dir`` and ``work``: where
+    the session keeps its state and runs (two sessions may share them); ``resume``: take
+    up the last saved session (``--continue``)."""
     settings = Settings.model_validate({**QUIET, **(sections or {})})
     loaded = LoadedSettings(settings, tmp_path / "config.yaml", False)
-    work = tmp_path / "work"
+    work = work or tmp_path / "work"
     work.mkdir(exist_ok=True)
+    state_dir = state_dir or tmp_path / "state"
     environ = {
         "HOME": str(tmp_path / "home"),
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -94,6 +104,7 @@ def open_shell(
     }
     state = ShellState.from_environment(environ, cwd=str(work))
     provider = provider or ScriptedProvider.of(*replies)
+    models = others or {}
     front = front or Front()
     out = io.BytesIO()
     keys = os.open(os.devnull, os.O_RDONLY)
@@ -101,17 +112,17 @@ def open_shell(
         loaded,
         ModelChoice("scripted", settings.ai),
         state=state,
-        state_dir=tmp_path / "state",
+        state_dir=state_dir,
         approve=front.approve,
         edit=front.edit,
-        open_model=lambda choice: provider,
+        open_model=lambda choice: models.get(choice.name, provider),
         keys=keys,
         out=out,
         cache_dir=tmp_path / "cache",
     )
-    list(session.open())
+    opened = list(session.open(resume))
     try:
-        yield Shell(session, provider, front, work, tmp_path / "state", out)
+        yield Shell(session, provider, front, work, state_dir, out, opened)
     finally:
         session.close()
         os.close(keys)

@@ -137,9 +137,13 @@ def test_save_writes_a_transcript_where_the_shell_is(tmp_path: Path) -> None:
 
 # -- autonomous mode -----------------------------------------------------------------------------
 
+# Goals as the agent works on them, without a plan first (tests/shell/test_shell_wiring.py
+# plans them).
+NO_PLAN = {"shell": {"preplan": False}}
+
 
 def test_auto_on_turns_plain_language_into_goals_with_a_badge(tmp_path: Path) -> None:
-    with open_shell(tmp_path, "Nothing to do.") as shell:
+    with open_shell(tmp_path, "Nothing to do.", sections=NO_PLAN) as shell:
         shell.line(":auto")
         assert "⚡" in shell.session.prompt()
         events = shell.line("tidy up please")
@@ -154,7 +158,7 @@ def test_auto_on_turns_plain_language_into_goals_with_a_badge(tmp_path: Path) ->
 
 def test_a_destructive_step_halts_and_no_leaves_the_files(tmp_path: Path) -> None:
     replies = (step("bash", command="ls"), step("bash", command="rm -r victim"), "Left it.")
-    with open_shell(tmp_path, *replies) as shell:
+    with open_shell(tmp_path, *replies, sections=NO_PLAN) as shell:
         (shell.work / "victim").mkdir()
         events = shell.line(":auto remove the victim directory")
         assert [(q.kind, q.command) for q in shell.front.asked] == [("halt", "rm -r victim")]
@@ -168,7 +172,7 @@ def test_a_destructive_step_halts_and_no_leaves_the_files(tmp_path: Path) -> Non
 def test_a_typed_yes_lets_a_halted_step_run(tmp_path: Path) -> None:
     front = Front([Answer.run()])
     replies = (step("bash", command="rm -r victim"), "Removed it.")
-    with open_shell(tmp_path, *replies, front=front) as shell:
+    with open_shell(tmp_path, *replies, front=front, sections=NO_PLAN) as shell:
         (shell.work / "victim").mkdir()
         shell.line(":auto remove the victim directory")
         assert not (shell.work / "victim").exists()

@@ -18,6 +18,14 @@ from conch.shell.sessions import SavedSession
 Conch = Callable[..., CliResult]
 
 
+def focused(home: Path, name: str, *replies: str) -> ScriptedProvider:
+    """``capture``, with neither the session's summary at the end nor a plan before a goal:
+    for tests about something else (their own requests only reach the model)."""
+    provider = capture(home, name, *replies)
+    write_config(home, f"ai:\n  provider: {name}\nshell:\n  memory: false\n  preplan: false\n")
+    return provider
+
+
 def session_records(kind: str | None = None) -> list[dict[str, object]]:
     session = SavedSession.last(Paths.default().state_dir)
     assert session is not None
@@ -167,7 +175,7 @@ def test_a_missing_command_offers_to_ask_the_model_instead(
 
 
 def test_forced_routes_and_alt_enter_targets(conch: Conch, isolated_dirs: Path) -> None:
-    provider = capture(isolated_dirs, "shell-forced", "one", "two")
+    provider = focused(isolated_dirs, "shell-forced", "one", "two")
     script = "$ echo forced-shell\n:exec echo exec-shell\n> ls the files\n:ask pwd\n:exec\n"
     result = conch("shell", stdin=script)
     assert result.code == 0, result.err
@@ -283,7 +291,7 @@ def test_an_untrusted_project_overlay_is_asked_about_once_at_start(
 def test_every_turn_is_saved_and_continue_takes_the_session_up_again(
     conch: Conch, isolated_dirs: Path
 ) -> None:
-    capture(isolated_dirs, "shell-save-1", "Hello Ada.")
+    focused(isolated_dirs, "shell-save-1", "Hello Ada.")
     assert conch("shell", stdin="echo typed\nmy name is Ada\n").code == 0
     kinds = [r["type"] for r in session_records()]
     assert kinds == ["start", "exec", "turn", "turn"]
@@ -332,7 +340,7 @@ def test_auto_halts_a_destructive_step_until_yes_is_typed(
 ) -> None:
     victim = tmp_path / "work" / "victim"
     victim.mkdir()
-    capture(
+    focused(
         isolated_dirs,
         "shell-auto-halt",
         step("bash", command="rm -r victim"),
@@ -351,7 +359,7 @@ def test_auto_runs_a_destructive_step_after_a_typed_yes_and_the_model_sees_it(
 ) -> None:
     victim = tmp_path / "work" / "victim"
     victim.mkdir()
-    provider = capture(
+    provider = focused(
         isolated_dirs,
         "shell-auto-yes",
         step("bash", command="ls"),
@@ -375,7 +383,7 @@ def test_auto_runs_a_destructive_step_after_a_typed_yes_and_the_model_sees_it(
 def test_auto_gives_the_model_a_failed_step_with_its_own_exit_code(
     conch: Conch, isolated_dirs: Path
 ) -> None:
-    provider = capture(
+    provider = focused(
         isolated_dirs,
         "shell-auto-exit",
         step("bash", command="grep -c needle nowhere.txt"),
@@ -394,7 +402,7 @@ def test_auto_gives_the_model_a_failed_step_with_its_own_exit_code(
 def test_auto_mode_turns_plain_language_into_goals_with_a_badge(
     conch: Conch, isolated_dirs: Path
 ) -> None:
-    capture(isolated_dirs, "shell-auto-on", "Nothing to do.")
+    focused(isolated_dirs, "shell-auto-on", "Nothing to do.")
     result = conch("shell", stdin=":auto\ntidy up please\n:auto off\n")
     assert result.code == 0, result.err
     assert "[conch:shell-auto-on ⚡]$ " in result.err
@@ -406,7 +414,7 @@ def test_auto_mode_turns_plain_language_into_goals_with_a_badge(
 def test_a_refused_step_is_not_run_when_the_agent_proposes_it_again(
     conch: Conch, isolated_dirs: Path, tmp_path: Path
 ) -> None:
-    capture(
+    focused(
         isolated_dirs,
         "shell-auto-again",
         step("bash", command="touch made"),
@@ -427,3 +435,32 @@ def test_saved_session_records_are_json_lines(conch: Conch, isolated_dirs: Path)
     assert session is not None
     for line in session.path.read_text(encoding="utf-8").splitlines():
         assert isinstance(json.loads(line), dict)
+
+
+def test_leaving_with_ctrl_d_remembers_the_session_for_the_next_one(
+    conch: Conch, isolated_dirs: Path
+) -> None:
+    capture(isolated_dirs, "shell-memory-1", "Because the cache is cold.", "- asked why it is slow")
+    result = conch("shell", stdin="> why is it slow\n")
+    assert result.code == 0, result.err
+    assert "conch: remembered this session as #1 (:history show 1)" in result.err
+    second = capture(isolated_dirs, "shell-memory-2", "It was slow.")
+    result = conch("shell", stdin=":history list\n> what did I ask last time\n")
+    assert result.code == 0, result.err
+    assert "conch: the model remembers an earlier session here (:history list)" in result.err
+    assert "- asked why it is slow" in result.out
+    assert "- asked why it is slow" in second.sent[0].messages[0].content
+
+
+def test_config_names_the_file_the_shell_reads(
+    conch: Conch, isolated_dirs: Path, tmp_path: Path
+) -> None:
+    provider = ScriptedProvider.of("From the other config.")
+    register_provider("shell-other-config", lambda settings: provider)
+    other = tmp_path / "other.yaml"
+    other.write_text("ai:\n  provider: shell-other-config\nshell:\n  memory: false\n")
+    result = conch("shell", "--config", str(other), stdin="> hello there\n")
+    assert result.code == 0, result.err
+    assert "From the other config." in result.out
+    missing = conch("shell", "--config", str(tmp_path / "nope.yaml"), stdin="")
+    assert missing.code != 0 and "nope.yaml" in missing.err and "does not exist" in missing.err

@@ -110,7 +110,7 @@ def test_without_repair_a_wrong_path_is_shown_and_asked_about(
     write_config(
         isolated_dirs,
         "ai:\n  provider: shell-no-repair\ngeneration:\n  repair: false\n"
-        "shell:\n  confirm_cmd: false\n",
+        "shell:\n  confirm_cmd: false\n  memory: false\n",
     )
     result = conch("shell", stdin="> show the end of app.log\n", answers="n\n")
     assert result.code == 0, result.err

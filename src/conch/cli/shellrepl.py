@@ -3,8 +3,8 @@
 What a line does is the library's (``conch.shell.session.ShellSession``); this module parses
 the flags, loads the settings, builds the session with the terminal's callbacks
 (``conch.cli.shellview.ShellView``: events drawn, questions asked), then reads lines
-(``conch.cli.shellinput``) and hands each to the session until :quit, Ctrl+D or three
-Ctrl+C within two seconds.
+(``conch.cli.shellinput``) and hands each to the session until :quit, Ctrl+D (which the
+session takes as :quit) or three Ctrl+C within two seconds.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO, cast
 
+from conch.cli.configflag import add_config_flag
 from conch.cli.environment import Environment
 from conch.cli.parsing import USAGES, Parser, add_daemon_flag
 from conch.cli.repl import Interrupts
@@ -68,6 +69,7 @@ def build_shell_parser() -> argparse.ArgumentParser:
         help="a model of the models: section (with none configured: override ai.model)",
     )
     add_daemon_flag(model)
+    add_config_flag(model)
     p.add_argument("--traceback", action="store_true", help="show tracebacks on errors")
     return p
 
@@ -111,6 +113,7 @@ def run_shell(args: argparse.Namespace, env: Environment) -> int:
             keys=keys,
             out=_output(env),
             cache_dir=paths.cache_dir,
+            pinned=args.model is not None,
         )
         view.session = session
         try:
@@ -178,8 +181,12 @@ class ShellLoop:
         while True:
             try:
                 line = view.read(self.session.prompt())
-            except EOFError:
+            except EOFError:  # Ctrl+D: as :quit (the session's summary first)
                 view.env.stderr.write("\n")
+                try:
+                    drive(self.session.leave(), view.render)
+                except KeyboardInterrupt:
+                    view.turns.pause()
                 return ExitStatus.OK
             except KeyboardInterrupt:  # at the prompt: the line is gone, a new prompt
                 if self.interrupts.press():

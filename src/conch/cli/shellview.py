@@ -1,11 +1,14 @@
 """``conch shell`` on the terminal: the session's events drawn, its questions asked.
 
 ``conch.shell.session.ShellSession`` decides what a line does and streams events; this module
-only shows them (``ShellView.render``: the reply on stdout as it streams, conch's lines dim on
-stderr, a spinner while the session works, a command with its risk before it is offered),
-writes each model turn's history-log entry (``conch.cli.agentlog.TurnLog``), and asks what
-the session asks (``approve``: run a suggestion, ask the model after a missing command, an
-agent's step, a typed yes for a halted one; ``edit``: the input line pre-filled).
+only shows them (``ShellView.render``: the reply on stdout as it streams, its code blocks
+coloured by language on a terminal (``conch.shell.highlight.Highlighter``, ``shell.highlight``;
+plain when stdout is no terminal or ``NO_COLOR`` is set), conch's lines dim on stderr, a
+spinner while the session works, a command with its risk before it is offered, a proposed
+file as a diff), writes each model turn's history-log entry (``conch.cli.agentlog.TurnLog``),
+and asks what the session asks (``approve``: run a suggestion, ask the model after a missing
+command, an agent's step, a typed yes for a halted one, write a proposed file; ``edit``: the
+input line pre-filled).
 
 ``drive`` feeds a session's stream to ``render``; Ctrl+C while an event is drawn goes into
 the session, which decides what it stops.
@@ -25,9 +28,11 @@ from conch.cli.confirm import agent_approver
 from conch.cli.environment import Environment
 from conch.cli.status import ExitStatus, status_for
 from conch.errors import NoOneToAsk
+from conch.messages import TextDelta
 from conch.shell.events import (
     CommandRan,
     CommandShown,
+    FileShown,
     Help,
     Left,
     Listed,
@@ -47,12 +52,16 @@ if TYPE_CHECKING:
     from conch.cli.shellinput import LineReader
     from conch.config.settings import LoadedSettings
     from conch.execute.checked import Answer
+    from conch.shell.diffs import Change
     from conch.shell.events import Question
     from conch.shell.session import ShellSession
 
 QUESTION = "Run it? [y]es, [e]dit, [n]o [n] "
 NOT_FOUND_QUESTION = "conch: no such command; ask the model about this line instead? [y/N] "
 HALT_QUESTION = "Type yes to run it; anything else refuses it: "
+FILE_QUESTION = "Write it? [y/N] "
+#: The colours of a diff's lines: added, removed, a hunk's head.
+_DIFF_COLOURS = (("+", "32"), ("-", "31"), ("@@", "36"))
 KEYS = (
     "A line whose first word is a command runs in the shell; anything else goes to the "
     "model. Alt+Enter sends a line the other way; Tab completes; Ctrl+R searches earlier "
@@ -83,7 +92,11 @@ class ShellView:
 
     def __init__(self, env: Environment, argv: list[str], loaded: LoadedSettings) -> None:
         self.env, self.argv, self.loaded = env, argv, loaded
+        from conch.shell.highlight import Highlighter, color_wanted
+
         self.turns = TurnView(env, env.stdout)
+        self.coloured = color_wanted(env.stdout_isatty, env.environ)
+        self.highlighter = Highlighter(self.coloured and loaded.settings.shell.highlight)
         self.session: ShellSession | None = None
         self.read: LineReader | None = None
         self._log: TurnLog | None = None
@@ -128,9 +141,14 @@ class ShellView:
             from conch.cli.mcpuse import mcp_lines
 
             self._lines(mcp_lines(self.loaded.settings, event.servers))
+        elif isinstance(event, FileShown):
+            self._diff(event.change)
         elif not isinstance(event, (CommandRan, Left)):  # the model's and the agent's events
             if self._log is not None:
                 self._log.on_event(event)
+            if isinstance(event, TextDelta) and "```" in event.text:
+                # The reply's code blocks come whole (conch.shell.reply): coloured as they are.
+                event = TextDelta(self.highlighter.reply(event.text))
             self.turns.on_event(event)
 
     def say(self, text: str, *, warning: bool = False) -> None:
@@ -144,6 +162,22 @@ class ShellView:
         out = self.env.stdout
         out.write("".join(line + "\n" for line in lines))
         out.flush()
+
+    def _diff(self, change: Change) -> None:
+        """A proposed file: a heading, its unified diff (coloured on a terminal), and what
+        stands against writing it."""
+        self.turns.pause()
+        heading = "the model proposes a new file:" if change.new else "the model proposes:"
+        lines = [ui.paint(self.env, f"{heading} {change.summary}", "1")]
+        for line in change.diff.splitlines():
+            colour = next((c for mark, c in _DIFF_COLOURS if line.startswith(mark)), None)
+            if line.startswith(("+++", "---")) or colour is None or not self.coloured:
+                lines.append(line)
+            else:
+                lines.append(f"\x1b[{colour}m{line}\x1b[0m")
+        if change.partial and not change.problem:
+            lines.append(f"  - warning: {change.partial}")
+        self._lines(lines)
 
     def _started(self, event: TurnStarted) -> None:
         if event.kind == "goal":
@@ -191,6 +225,9 @@ class ShellView:
             raise NoOneToAsk(question.command)
         if question.kind == "ask_model":
             yes = ui.ask(env, NOT_FOUND_QUESTION, "yn", "n") == "y"
+            return Answer.run() if yes else Answer.abort()
+        if question.kind == "file":
+            yes = ui.ask(env, FILE_QUESTION, "yn", "n") == "y"
             return Answer.run() if yes else Answer.abort()
         answer = ui.ask(env, QUESTION, "yen", "n")
         if answer == "y":

@@ -23,6 +23,7 @@ from conch.config.mcpservers import MCP_SERVER_NAME, McpServerSettings
 from conch.config.paths import Paths
 from conch.config.permissions import PermissionSettings
 from conch.config.problems import file_problems, listing, value_problems
+from conch.config.shell import ShellSettings
 from conch.errors import ConfigError
 
 DEFAULT_META_PROMPT = (
@@ -207,26 +208,6 @@ class DaemonSettings(_Model):
     idle_timeout_s: float = Field(default=600.0, gt=0)
     # A new service listens once the model is loaded: this covers the load.
     start_timeout_s: float = Field(default=60.0, gt=0)
-
-
-class PriceSettings(_Model):
-    """What one model costs per million tokens (``conch shell``'s ``:cost``)."""
-
-    input_per_million: float = Field(default=0.0, ge=0)
-    output_per_million: float = Field(default=0.0, ge=0)
-
-
-class ShellSettings(_Model):
-    """``conch shell``, the hybrid shell (``conch help shell``)."""
-
-    model: str | None = None  # the models entry it starts with (None: the ai section)
-    append_history: bool = False  # accepted suggestions go to your shell's history file
-    confirm_cmd: bool = True  # False: read-only suggestions run without a question
-    max_turns: int = Field(default=40, ge=2)
-    token_budget: int = Field(default=4096, ge=64)
-    capture_output: bool = True  # what your commands print reaches the next model turn
-    prices: dict[str, PriceSettings] = Field(default_factory=dict)  # by model name
-    cost_warning: float | None = Field(default=None, gt=0)  # warn once past this session cost
 
 
 class Settings(_Model):

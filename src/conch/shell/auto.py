@@ -9,20 +9,37 @@ step is never allowed "always"). The policy checks every step first; a command t
 refused is not run again in the same autonomous session (the agent is told so). A step limit
 (``max_steps``) ends a goal that does not finish; Ctrl+C stops it and returns to the prompt.
 
+With ``shell.preplan`` (the default), the goal is planned first: the planner model
+(``shell.planner``, by default the active one) is asked once for at most
+``shell.plan_steps`` steps (``conch.shell.preplan.ask_plan``), and the agent carries them
+out one at a time (``Plan.step_prompt``), the checklist shown as it changes
+(``PlanChanged``). The plan stays in the shell's system prompt (``Plan.as_context``) while the
+window slides, and after the goal, until the next goal or ``:reset``. A planner that cannot
+answer leaves the goal to the agent as a whole.
+
 The commands the agent ran reach the shell's context like typed ones, and the goal and the
 agent's answer become a turn of the conversation. The agent is kept across goals (with the
 commands the user refused) while the shell stays in the same directory and on the same model.
+Its context window is the model's (``conch.providers.window.context_window``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from conch.errors import ConchError
+from conch.errors import ConchError, UsageError
 from conch.messages import Finished, Usage
-from conch.shell.events import PlanChanged, Question, Said, ShellEvent, TurnEnded, TurnStarted
+from conch.shell.events import (
+    PlanChanged,
+    Question,
+    Said,
+    ShellEvent,
+    TurnEnded,
+    TurnStarted,
+    Working,
+)
 from conch.shell.parts import ShellParts
 
 if TYPE_CHECKING:
@@ -32,10 +49,13 @@ if TYPE_CHECKING:
     from conch.execute.checked import Approve as ApproveStep
     from conch.policy import Verdict
     from conch.policy.confirm import Confirmation
+    from conch.providers.base import Provider
     from conch.shell.events import Approve, QuestionKind
+    from conch.shell.preplan import Plan
     from conch.tools.plan import PlanItem
+    from conch.tools.plan import Status as PlanStatus
 
-__all__ = ["GOAL_PREFIX", "AutoAgent", "halting", "run_goal"]
+__all__ = ["GOAL_PREFIX", "AutoAgent", "halting", "plan_items", "run_goal", "step_prompt"]
 
 #: How a goal opens its turn in the shell's conversation.
 GOAL_PREFIX = "[auto] "
@@ -49,6 +69,7 @@ class AutoAgent:
         from conch.agent.loop import Limits
         from conch.agent.session import Session
         from conch.policy import ExecutionMode
+        from conch.providers.window import context_window
         from conch.tools.plan import PlanState
 
         self.root = parts.state.cwd
@@ -74,7 +95,7 @@ class AutoAgent:
             tool_calls=ai.tool_calls,
             options=parts.options,
             limits=Limits(max_iterations=parts.max_steps),
-            context_tokens=ai.local.n_ctx if ai.provider == "local" else 4096,
+            context_tokens=context_window(ai).tokens,
         )
         servers = parts.mcp_servers()
         if servers is not None:  # the shell owns them: they outlive this agent
@@ -118,55 +139,189 @@ def agent_for(parts: ShellParts) -> AutoAgent:
 
 
 def run_goal(parts: ShellParts, goal: str) -> Iterator[ShellEvent]:
-    """Let the agent work toward ``goal``; its events pass through, its answer becomes a
-    turn."""
+    """Let the agent work toward ``goal`` (planned first, with ``shell.preplan``); its events
+    pass through, its answer becomes a turn."""
     from conch.agent.events import IterationLimit
 
     agent = agent_for(parts)
     yield TurnStarted("goal", goal)
-    usage = Usage()
-    events = agent.session.stream(goal)
+    spent: list[Usage] = []
+    plan: Plan | None = None
+    try:
+        if parts.settings.preplan:
+            plan = yield from _planned(parts, goal)
+        if plan is None:
+            reply = yield from _stream(parts, agent, goal, spent)
+        else:
+            reply = yield from _work_through(parts, agent, plan, spent)
+    except KeyboardInterrupt:
+        yield from _ended(parts, plan, "stopped")
+        yield TurnEnded("goal", goal, usage=_total(spent), interrupted=True)
+        yield from parts.count(_total(spent), "auto")
+        yield Said("stopped; back to the prompt")
+        return
+    except IterationLimit as exc:
+        yield from _ended(parts, plan, "out of steps")
+        yield TurnEnded("goal", goal, usage=_total(spent), error=exc)
+        yield from parts.count(_total(spent), "auto")
+        yield Said(f"{exc}; give it more with --max-steps, or split the goal", warning=True)
+        return
+    except ConchError as exc:
+        yield from _ended(parts, plan, str(exc))
+        yield TurnEnded("goal", goal, usage=_total(spent), error=exc)
+        yield from parts.count(_total(spent), "auto")
+        yield Said(str(exc), warning=True)
+        return
+    finally:
+        agent.changes.clear()
+    yield TurnEnded("goal", goal, reply, _total(spent))
+    yield from parts.count(_total(spent), "auto")
+    yield from _remember(parts, goal, reply, _total(spent))
+    if agent.refused:
+        count = len(agent.refused)
+        yield Said(f"{count} command{'s' if count > 1 else ''} of the agent's did not run")
+        agent.refused.clear()
+
+
+def _stream(
+    parts: ShellParts, agent: AutoAgent, prompt: str, spent: list[Usage]
+) -> Generator[ShellEvent, None, str]:
+    """One run of the agent on ``prompt``: its events passed on (the commands it ran
+    recorded), the tokens of its replies added to ``spent``; returns its answer."""
+    events = agent.session.stream(prompt)
     try:
         while True:
             try:
                 event = next(events)
             except StopIteration as stop:
                 reply: str = stop.value
-                break
+                return reply
             if isinstance(event, Finished):
-                usage = Usage(
-                    usage.prompt_tokens + event.usage.prompt_tokens,
-                    usage.completion_tokens + event.usage.completion_tokens,
-                )
+                spent.append(event.usage)
             yield from _record(parts, event)
             yield event
             while agent.changes:
                 yield agent.changes.pop(0)
-    except KeyboardInterrupt:
-        events.close()
-        yield TurnEnded("goal", goal, usage=usage, interrupted=True)
-        yield from parts.count(usage, "auto")
-        yield Said("stopped; back to the prompt")
-        return
-    except IterationLimit as exc:
-        yield TurnEnded("goal", goal, usage=usage, error=exc)
-        yield from parts.count(usage, "auto")
-        yield Said(f"{exc}; give it more with --max-steps, or split the goal", warning=True)
-        return
-    except ConchError as exc:
-        yield TurnEnded("goal", goal, usage=usage, error=exc)
-        yield from parts.count(usage, "auto")
-        yield Said(str(exc), warning=True)
-        return
     finally:
-        agent.changes.clear()
-    yield TurnEnded("goal", goal, reply, usage)
-    yield from parts.count(usage, "auto")
-    yield from _remember(parts, goal, reply, usage)
-    if agent.refused:
-        count = len(agent.refused)
-        yield Said(f"{count} command{'s' if count > 1 else ''} of the agent's did not run")
-        agent.refused.clear()
+        events.close()
+
+
+def _planned(parts: ShellParts, goal: str) -> Generator[ShellEvent, None, Plan | None]:
+    """The plan of ``goal`` from the planner model, shown; None when it gave none (said:
+    the agent works on the goal as a whole). Ctrl+C here stops the goal."""
+    from conch.shell.preplan import ask_plan
+
+    planner, name = _planner(parts)
+    yield Working(f"planning on {name}")
+    context = []
+    if parts.project is not None:
+        summary = parts.project.get(parts.state.cwd)
+        context = [summary.text] if summary is not None else []
+    try:
+        planned = ask_plan(
+            planner, goal, context=context, steps=parts.settings.plan_steps, options=parts.options
+        )
+    except ConchError as exc:
+        yield Said(f"no plan ({exc}); the agent works on the goal as a whole")
+        return None
+    yield from parts.count(planned.usage, "plan", model=name)
+    parts.plan = planned.plan
+    yield from parts.save({"type": "plan", "plan": planned.plan.to_dict()})
+    yield PlanChanged((), plan_items(planned.plan))
+    return planned.plan
+
+
+def _planner(parts: ShellParts) -> tuple[Provider, str]:
+    """The planner's provider and name: ``shell.planner``, else the active model."""
+    from conch.shell.models import choose_model
+
+    name = parts.settings.planner
+    if name is None or name == parts.choice.name:
+        return parts.provider, parts.choice.name
+    try:
+        choice = choose_model(parts.loaded.settings, name, "shell.planner")
+    except UsageError:
+        return parts.provider, parts.choice.name
+    return parts.provider_of(choice), choice.name
+
+
+def _work_through(
+    parts: ShellParts, agent: AutoAgent, plan: Plan, spent: list[Usage]
+) -> Generator[ShellEvent, None, str]:
+    """The plan's steps, one agent run each, the checklist shown as each starts and ends;
+    returns the last step's answer. A step that fails ends the plan (the rest skipped)."""
+    reply = ""
+    while plan.next() is not None:
+        shown = plan_items(plan)
+        yield PlanChanged(_before(shown), shown)
+        reply = yield from _stream(parts, agent, step_prompt(plan), spent)
+        before = plan_items(plan)
+        plan.done(_first_line(reply))
+        yield PlanChanged(before, plan_items(plan))
+    return reply
+
+
+def step_prompt(plan: Plan) -> str:
+    """What the agent is told for the plan's running step: the plan, then that step (the
+    agent has its tools: ``Plan.step_prompt`` is for a model that suggests commands)."""
+    step = plan.current
+    if step is None:
+        raise ValueError("no step is running")
+    number = plan.steps.index(step) + 1
+    return (
+        f"{plan.as_context()}\n\nDo step {number} of {len(plan.steps)} now, and only it: "
+        f"{step.text}\nThen say in one line what it did."
+    )
+
+
+def _ended(parts: ShellParts, plan: Plan | None, why: str) -> Iterator[ShellEvent]:
+    """A plan cut short: the running step failed, the rest skipped, the checklist shown."""
+    if plan is None or plan.current is None:
+        return
+    before = plan_items(plan)
+    plan.failed(why)
+    plan.skip_rest("not reached")
+    yield PlanChanged(before, plan_items(plan))
+    yield from parts.save({"type": "plan", "plan": plan.to_dict()})
+
+
+_ITEM_STATUS: dict[str, PlanStatus] = {
+    "pending": "pending",
+    "running": "in_progress",
+    "done": "done",
+    "failed": "blocked",
+    "skipped": "blocked",
+}
+
+
+def plan_items(plan: Plan) -> tuple[PlanItem, ...]:
+    """A plan as the checklist a front end shows (``conch.tools.plan.PlanItem``): a failed
+    or skipped step is ``blocked``, with its note."""
+    from conch.tools.plan import PlanItem
+
+    return tuple(
+        PlanItem(number, step.text, _ITEM_STATUS[step.status], step.note or _skipped(step.status))
+        for number, step in enumerate(plan.steps, 1)
+    )
+
+
+def _skipped(status: str) -> str:
+    return "skipped" if status == "skipped" else ""
+
+
+def _before(items: tuple[PlanItem, ...]) -> tuple[PlanItem, ...]:
+    """The checklist before its running step started (so only that step is shown again)."""
+    from dataclasses import replace
+
+    return tuple(replace(i, status="pending") if i.status == "in_progress" else i for i in items)
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.split("\n") if line.strip()), "")
+
+
+def _total(spent: list[Usage]) -> Usage:
+    return Usage(sum(u.prompt_tokens for u in spent), sum(u.completion_tokens for u in spent))
 
 
 def _record(parts: ShellParts, event: AgentEvent) -> Iterator[ShellEvent]:
@@ -186,11 +341,12 @@ def _record(parts: ShellParts, event: AgentEvent) -> Iterator[ShellEvent]:
 
 def _remember(parts: ShellParts, goal: str, reply: str, usage: Usage) -> Iterator[ShellEvent]:
     """The goal and the agent's answer as a turn of the shell's conversation."""
+    from conch.shell.remember import evicted
     from conch.shell.turns import Reply
 
+    before = parts.context.turns
     prompt = parts.context.ask(GOAL_PREFIX + goal)
     sent = parts.context.turns[-1].content
     parts.context.answer(reply)
     yield from parts.save_turn(f":auto {goal}", Reply(reply, sent, usage, prompt.eviction, ()))
-    if prompt.eviction is not None:
-        yield Said(prompt.eviction.notice)
+    yield from evicted(parts, prompt.eviction, before)

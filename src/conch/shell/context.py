@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from conch import sanitize
@@ -260,7 +260,11 @@ def output_tail(output: str, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -
     return f"[... {' and '.join(cut)} cut]\n{body}"
 
 
-def suggested_commands(reply: str, known: Container[str] | None = None) -> list[str]:
+def suggested_commands(
+    reply: str,
+    known: Container[str] | None = None,
+    skip: Sequence[tuple[int, int]] = (),
+) -> list[str]:
     """The commands ``reply`` suggests, in order, each once: the text of lines that begin
     with exactly ``CMD: ``, and the lines of shell code blocks (``bash``, ``sh``,
     ``shell``, ``console`` and the like; an unlabelled block only when every line of it is
@@ -269,12 +273,16 @@ def suggested_commands(reply: str, known: Container[str] | None = None) -> list[
 
     ``known`` holds the command names that make an unlabelled block count (see
     ``conch.shell.route.known_commands``; by default, looked up on PATH when needed).
+    ``skip``: spans of ``reply`` whose code blocks are no suggestion (the files it
+    proposes, ``conch.shell.diffs.Proposed.span``: a script's lines are not commands).
     """
     text = reply.replace("\r\n", "\n")
     found: list[tuple[int, list[str]]] = []
     fences: list[tuple[int, int]] = []
     for fence in FENCE.finditer(text):
         fences.append(fence.span())
+        if any(start <= fence.start() < end for start, end in skip):
+            continue
         if known is None and not fence.group(1):
             known = known_commands()
         commands = block_commands(fence.group(1), fence.group(2), known)

@@ -42,6 +42,7 @@ __all__ = [
     "apply_change",
     "change_for",
     "changes",
+    "names_file",
     "proposed_files",
 ]
 
@@ -123,7 +124,7 @@ class Change:
         if self.unchanged:
             return f"{self.path}: unchanged"
         if self.new:
-            return f"{self.path}: new file, {self.added} lines"
+            return f"{self.path}: new file, {self.added} line{'' if self.added == 1 else 's'}"
         note = f" ({self.partial})" if self.partial else ""
         return f"{self.path}: +{self.added} -{self.removed}{note}"
 
@@ -217,6 +218,11 @@ def _named_before(text: str) -> str | None:
             return match.group("path")
         return None
     return None
+
+
+def names_file(info: str) -> bool:
+    """Whether a code block's label ``info`` names a file (``python src/app.py``)."""
+    return _named_in(info) is not None
 
 
 def _named_in(info: str) -> str | None:

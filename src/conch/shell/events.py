@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from conch.mcp.client import McpServers
     from conch.policy import Verdict
     from conch.policy.confirm import Confirmation
+    from conch.shell.diffs import Change
     from conch.tools.plan import PlanItem
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "CommandRan",
     "CommandShown",
     "Edit",
+    "FileShown",
     "Help",
     "Left",
     "Listed",
@@ -60,9 +62,9 @@ TurnKind = Literal["ask", "command", "goal"]
 
 #: What the session asks about: a suggested command (run, edit or leave it), whether to send
 #: a line that was no command to the model (``ask_model``), an agent's step that wants a yes
-#: (``agent``), or an agent's destructive or privileged step that waits for a typed yes
-#: (``halt``).
-QuestionKind = Literal["suggestion", "ask_model", "agent", "halt"]
+#: (``agent``), an agent's destructive or privileged step that waits for a typed yes
+#: (``halt``), or whether to write a file the model proposed (``file``, after its diff).
+QuestionKind = Literal["suggestion", "ask_model", "agent", "halt", "file"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +176,15 @@ class Output:
 
 
 @dataclass(frozen=True, slots=True)
+class FileShown:
+    """A file the model proposes to write, against the disk (``conch.shell.diffs.Change``:
+    the unified diff, the lines added and removed, and what stands against writing it),
+    shown before the user is asked (``Question("file")``) or told why it is not written."""
+
+    change: Change
+
+
+@dataclass(frozen=True, slots=True)
 class PlanChanged:
     """The agent's checklist (the ``plan`` tool) changed from ``before`` to ``after``."""
 
@@ -191,14 +202,16 @@ class McpShown:
 @dataclass(frozen=True, slots=True)
 class Question:
     """What the session asks the front end. ``command`` is the command in question (for
-    ``ask_model``, the line that was no command); ``verdict`` the policy's on it;
-    ``confirmation`` what the one rule wants (for ``agent`` and ``halt``: its
-    ``always`` pattern, its ``detail``)."""
+    ``ask_model``, the line that was no command; for ``file``, the file's path);
+    ``verdict`` the policy's on it; ``confirmation`` what the one rule wants (for ``agent``
+    and ``halt``: its ``always`` pattern, its ``detail``); ``change`` the proposed file (for
+    ``file``: yes writes it, anything else leaves the disk as it is)."""
 
     kind: QuestionKind
     command: str
     verdict: Verdict | None = None
     confirmation: Confirmation | None = None
+    change: Change | None = None
 
 
 #: The front end's answer to a ``Question``: ``Answer.run()`` (yes), ``Answer.abort()`` (no),
@@ -225,6 +238,7 @@ ShellEvent = (
     | CommandRan
     | Output
     | PlanChanged
+    | FileShown
     | McpShown
     | AgentEvent
 )

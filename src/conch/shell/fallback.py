@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal, cast, get_args
 from urllib.parse import urlparse
 
@@ -482,14 +483,14 @@ def chain_provider(
     chain: Sequence[ModelChoice],
     fallback: FallbackSettings,
     factory: Callable[[AISettings], Provider] = create_provider,
+    *,
+    opener: Callable[[ModelChoice], Provider] | None = None,
 ) -> FallbackProvider:
     """A ``FallbackProvider`` over ``chain`` (``pick_chain``), each model's provider made
-    by ``factory`` from its settings when it is first asked."""
+    when it is first asked: by ``opener`` from the choice when given (a shell reuses the
+    providers it has open), else by ``factory`` from its settings."""
 
-    def opener(ai: AISettings) -> Callable[[], Provider]:
-        return lambda: factory(ai)
-
-    links = [Link(choice.name, opener(choice.ai)) for choice in chain]
-    return FallbackProvider(
-        links, first_token_timeout_s=fallback.first_token_timeout_s, on_empty=fallback.on_empty
-    )
+    open_choice = opener or (lambda choice: factory(choice.ai))
+    links = [Link(choice.name, partial(open_choice, choice)) for choice in chain]
+    timeout = fallback.first_token_timeout_s
+    return FallbackProvider(links, first_token_timeout_s=timeout, on_empty=fallback.on_empty)

@@ -152,7 +152,12 @@ def _help(parts: ShellParts, argument: str) -> Iterator[ShellEvent]:
 
 
 def _quit(parts: ShellParts, argument: str) -> Iterator[ShellEvent]:
-    parts.leaving = True
+    from conch.shell.remember import write_summary
+
+    try:
+        yield from write_summary(parts)  # never keeps the user from leaving
+    finally:
+        parts.leaving = True
     yield Left()
 
 
@@ -162,7 +167,7 @@ def _clear(parts: ShellParts, argument: str) -> Iterator[ShellEvent]:
 
 def _reset(parts: ShellParts, argument: str) -> Iterator[ShellEvent]:
     parts.context.reset()
-    parts.auto = None
+    parts.auto, parts.plan, parts.earlier = None, None, ""
     yield from parts.save({"type": "reset"})
     yield Said("the conversation starts over")
 
@@ -192,6 +197,11 @@ def _models(parts: ShellParts, argument: str) -> Iterator[ShellEvent]:
 
 
 def _history(parts: ShellParts, argument: str) -> Iterator[ShellEvent]:
+    if argument:  # list, show N, delete N: the sessions remembered
+        from conch.shell.remember import history
+
+        yield from history(parts, argument)
+        return
     if parts.saved is None:
         yield Said("this session is not saved; showing the conversation the model sees")
         records: list[dict[str, Any]] = [
@@ -229,7 +239,8 @@ def _clip(text: str) -> str:
 
 
 def _cost(parts: ShellParts, argument: str) -> Iterator[ShellEvent]:
-    yield Listed(tuple(parts.book.report()))
+    book = parts.book
+    yield Listed(tuple(book.detail() if argument == "detail" else book.report()))
 
 
 def _config(parts: ShellParts, argument: str) -> Iterator[ShellEvent]:
@@ -258,12 +269,15 @@ def _auto(parts: ShellParts, argument: str) -> Iterator[ShellEvent]:
 
 
 def _save(parts: ShellParts, argument: str) -> Iterator[ShellEvent]:
+    from conch.shell.remember import write_summary
+
     if argument:
         yield from _transcript(parts, Path(parts.state.cwd) / Path(argument).expanduser())
     if parts.saved is None:
         yield Said("this session is not saved (its file could not be written)")
     else:
         yield Said(f"every turn is saved as it happens, in {parts.saved.path}")
+    yield from write_summary(parts)
 
 
 def _transcript(parts: ShellParts, path: Path) -> Iterator[ShellEvent]:
@@ -287,7 +301,13 @@ def _mcp(parts: ShellParts, argument: str) -> Iterator[ShellEvent]:
 #: Every meta command, in the order ``:help`` lists them.
 META_COMMANDS: tuple[MetaCommand, ...] = (
     MetaCommand("help", "", "this list", _help),
-    MetaCommand("quit", "", "leave (so does Ctrl+D on an empty line)", _quit, ("q", "exit")),
+    MetaCommand(
+        "quit",
+        "",
+        "leave, the session's summary remembered (so does Ctrl+D on an empty line)",
+        _quit,
+        ("q", "exit"),
+    ),
     MetaCommand(
         "exec",
         "CMD",
@@ -309,7 +329,17 @@ META_COMMANDS: tuple[MetaCommand, ...] = (
         _model,
     ),
     MetaCommand("models", "", "the configured models, the active one marked", _models),
-    MetaCommand("history", "", "this session's turns and commands", _history),
+    MetaCommand(
+        "history",
+        "",
+        "this session's turns and commands",
+        _history,
+        pattern=re.compile(r"|list|(?:show|delete)\s+\d+"),
+        error="write :history, :history list, :history show N or :history delete N",
+    ),
+    MetaCommand("history", "list", "the sessions remembered: number, date, directory", _history),
+    MetaCommand("history", "show N", "the summary of the remembered session N", _history),
+    MetaCommand("history", "delete N", "forget the remembered session N", _history),
     MetaCommand("clear", "", "clear the screen (the conversation stays)", _clear),
     MetaCommand(
         "reset", "", "forget the conversation and the output waiting for the model", _reset
@@ -318,6 +348,14 @@ META_COMMANDS: tuple[MetaCommand, ...] = (
         "cost",
         "",
         "tokens per turn, totals per model and for the session, and their price",
+        _cost,
+        pattern=re.compile(r"(?:detail)?"),
+        error="write :cost, or :cost detail",
+    ),
+    MetaCommand(
+        "cost",
+        "detail",
+        "per turn, the tokens estimated from the text against those counted",
         _cost,
     ),
     MetaCommand(
@@ -340,7 +378,8 @@ META_COMMANDS: tuple[MetaCommand, ...] = (
     MetaCommand(
         "save",
         "[FILE]",
-        "where the session is saved; with FILE, also a Markdown transcript",
+        "where the session is saved, and its summary remembered; with FILE, also a "
+        "Markdown transcript",
         _save,
     ),
     MetaCommand("mcp", "", "the MCP servers of the config and their tools (for :auto)", _mcp),

@@ -16,18 +16,23 @@ never run (audited ``refused:policy``); one that may run without a question
 about (``Question("suggestion")``): yes runs it on the terminal, edit runs the user's edit of
 it after the policy's check, no leaves it (audited ``refused:declined``; no one to ask,
 ``refused:unasked``). Whatever runs reaches the next turn like a typed command.
+
+A file the reply proposes (``conch.shell.diffs``) is offered by ``offer_file``: shown as a
+diff against the disk (``FileShown``), never written when it has a problem, and written
+(``apply_change``: atomically, only when the file is still as the diff saw it) only after the
+user's yes to ``Question("file")``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conch.errors import ConchError, NoOneToAsk, PolicyRejection
 from conch.policy import Decision, Verdict
 from conch.policy.rules import Outcome
-from conch.shell.events import CommandShown, Question, Said, ShellEvent, Working
+from conch.shell.events import CommandShown, FileShown, Question, Said, ShellEvent, Working
 from conch.shell.turns import judge, shown_reasons, suggestion_ruling
 
 if TYPE_CHECKING:
@@ -35,9 +40,10 @@ if TYPE_CHECKING:
     from conch.execute.audit import Refusal
     from conch.execute.run import Ran
     from conch.shell.check import Checked
+    from conch.shell.diffs import Proposed
     from conch.shell.parts import ShellParts
 
-__all__ = ["CORRECTION", "EDITED", "SUGGESTS", "decide", "offer", "offer_proposal"]
+__all__ = ["CORRECTION", "EDITED", "SUGGESTS", "decide", "offer", "offer_file", "offer_proposal"]
 
 SUGGESTS = "the model suggests:"
 CORRECTION = "the model's correction:"
@@ -75,6 +81,37 @@ def offer_proposal(parts: ShellParts, proposal: Proposal) -> Offered:
         checked = correction
         yield shown(checked, CORRECTION)
     return (yield from decide(parts, checked))
+
+
+def offer_file(parts: ShellParts, proposed: Proposed) -> Iterator[ShellEvent]:
+    """Show a file the reply proposes as a diff, and write it on the user's yes."""
+    from conch.execute.checked import Choice
+    from conch.shell.diffs import ChangeError, apply_change, change_for
+
+    change = change_for(proposed, parts.state.cwd)
+    yield FileShown(change)
+    if change.problem:
+        yield Said(f"not written: {change.summary}", warning=True)
+        return
+    if change.unchanged:
+        yield Said(f"{change.path} is already as proposed")
+        return
+    try:
+        answer = parts.approve(Question("file", change.path, change=change))
+    except NoOneToAsk:
+        answer = None
+    written = answer is not None and answer.choice is Choice.RUN
+    if written:
+        try:
+            apply_change(change)
+        except ChangeError as exc:
+            yield Said(str(exc), warning=True)
+            written = False
+        else:
+            yield Said(f"wrote {change.summary}")
+    else:
+        yield Said(f"{change.path} not written")
+    yield from parts.save({"type": "file", "path": change.path, "written": written})
 
 
 def decide(parts: ShellParts, checked: Checked) -> Offered:

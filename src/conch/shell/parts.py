@@ -3,9 +3,13 @@
 ``ShellParts`` holds the shell's state (directory, environment, aliases), the model and what
 it sees (``conch.shell.context.Context``), the cost book, the saved session, the front end's
 callbacks (``Approve``, ``Edit``), and the services it opens on first use (the checker of
-suggestions, the one-shot pipeline, the MCP servers). Its methods run a line, save a record,
-count a turn's tokens; those that have something to tell are generators of ``ShellEvent``s
-(``yield from parts.run(line)``). What the shell decides is in the modules built on it:
+suggestions, the one-shot pipeline, the MCP servers, the other models of a fallback chain).
+Its methods run a line, save a record, count a turn's tokens, pick the provider of a turn
+(``provider_for``: the active model, or a chain of them, ``conch.shell.fallback``) and make
+the system prompt the model reads (``refresh_system``: the shell's prompt, then the
+memory of earlier sessions, the summary of the turns the window let go, the project's tree
+and the plan of an ``:auto`` goal); those that have something to tell are generators of
+``ShellEvent``s (``yield from parts.run(line)``). What the shell decides is in the modules built on it:
 ``conch.shell.asking`` (model turns), ``conch.shell.offer`` (suggested commands),
 ``conch.shell.auto`` (autonomous mode), ``conch.shell.meta`` (meta commands) and
 ``conch.shell.session`` (``ShellSession``, which ties them to an input line).
@@ -19,8 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from conch.shell.context import Context
-from conch.shell.cost import CostBook, Price
+from conch.shell.cost import CostBook, Estimate, Price
 from conch.shell.events import Approve, CommandRan, Edit, Output, Running, Said, ShellEvent
+from conch.shell.fallback import FallbackSettings
+from conch.shell.memory import MemoryStore
 from conch.shell.models import ModelChoice
 from conch.shell.prompt import prompt_text
 from conch.shell.route import known_commands
@@ -38,6 +44,9 @@ if TYPE_CHECKING:
     from conch.policy.rules import Permissions
     from conch.providers.base import Provider
     from conch.shell.check import Checked, Checker
+    from conch.shell.fallback import TaskType
+    from conch.shell.preplan import Plan
+    from conch.shell.project import ProjectContext
     from conch.shell.turns import Reply
 
 __all__ = ["REPLY_TOKENS", "SHELL_STEPS", "OpenModel", "ShellParts"]
@@ -64,6 +73,7 @@ class ShellParts:
     ``max_steps``: model replies one ``:auto`` goal may take. ``keys`` and ``out``: where a
     shell line's keys come from and where it writes (None: the process's terminal).
     ``cache_dir``: help texts and platform facts (default: conch's cache directory).
+    ``pinned``: the user chose the model (``--model``): a routing chain keeps it first.
     """
 
     def __init__(
@@ -83,6 +93,7 @@ class ShellParts:
         keys: int | None = None,
         out: BinaryIO | None = None,
         cache_dir: Path | None = None,
+        pinned: bool = False,
     ) -> None:
         self.loaded = loaded
         self.settings = loaded.settings.shell
@@ -94,11 +105,33 @@ class ShellParts:
         self.max_steps = max_steps
         self.keys, self.out = keys, out
         self._cache_dir = cache_dir
+        self.base_system = system_prompt(state.shell, self.settings.propose_files)
         self.context = Context(
-            system_prompt(state.shell),
+            self.base_system,
             max_turns=self.settings.max_turns,
             token_budget=self.settings.token_budget,
         )
+        self.memory = MemoryStore(state_dir, keep=self.settings.memory_keep)
+        self.start_cwd = state.cwd  # where the session began: its memory's directory
+        self.remembered = ""  # the [memory] block of earlier sessions (conch.shell.remember)
+        self.earlier = ""  # the summary of the turns the window let go
+        self.talked = 0  # model turns since the session's summary was last written
+        self.summary_number: int | None = None  # that summary's number in the memory
+        self.plan: Plan | None = None  # the plan of the :auto goal at hand
+        self.project: ProjectContext | None = None
+        if self.settings.project_context:
+            from conch.shell.project import ProjectContext
+
+            self.project = ProjectContext(
+                depth=self.settings.project_depth,
+                entries=self.settings.project_entries,
+                max_bytes=self.settings.project_max_bytes,
+                home=state.home(),
+            )
+        self.fallback = FallbackSettings.from_mapping(self.settings.model_dump())
+        self.pinned = pinned
+        self._opened: dict[str, Provider] = {}  # other models a chain opened, by name
+        self._pipeline: Provider | None = None  # the one-shot pipeline's provider now
         prices = {
             name: Price(p.input_per_million, p.output_per_million)
             for name, p in self.settings.prices.items()
@@ -133,10 +166,55 @@ class ShellParts:
         return self.loaded.settings.model_copy(update={"ai": self.choice.ai})
 
     def switch(self, choice: ModelChoice) -> None:
-        """Answer with ``choice`` from now on (the conversation stays)."""
-        provider = self._open(choice)
+        """Answer with ``choice`` from now on (the conversation stays); the user chose it, so
+        a routing chain keeps it first (``pinned``)."""
+        provider = self._opened.pop(choice.name, None) or self._open(choice)
         self.provider.close()
         self.provider, self.choice, self.auto, self._oneshot = provider, choice, None, None
+        self.pinned = True
+
+    def provider_for(self, task: TaskType) -> Provider:
+        """The provider of a model turn of type ``task``: with ``shell.routing`` or
+        ``shell.fallback`` set, a ``FallbackProvider`` over the chain ``pick_chain`` makes
+        (the models opened as they are first asked, and kept); else, or when the chain is
+        the active model alone or names an unknown model, the active model's."""
+        from conch.errors import UsageError
+        from conch.shell.fallback import chain_provider, pick_chain
+
+        if not self.fallback.routing and not self.fallback.fallback:
+            return self.provider
+        settings = self.loaded.settings
+        try:
+            chain = pick_chain(task, settings, self.choice, self.fallback, pinned=self.pinned)
+        except UsageError:  # said once, at the start (ShellSession.open)
+            return self.provider
+        if [c.name for c in chain] == [self.choice.name]:
+            return self.provider
+        return chain_provider(chain, self.fallback, opener=self.provider_of)
+
+    def provider_of(self, choice: ModelChoice) -> Provider:
+        """The provider of ``choice`` (for a chain, the planner): the active one, or one
+        opened for it and kept until the shell closes."""
+        if choice.name == self.choice.name:
+            return self.provider
+        if choice.name not in self._opened:
+            self._opened[choice.name] = self._open_model(choice)
+        return self._opened[choice.name]
+
+    def refresh_system(self) -> None:
+        """The system prompt for the next turn: the shell's own, then the memory of earlier
+        sessions, the summary of the turns the window let go, the project's tree (made again
+        when the directory changed: ``conch.shell.project.ProjectContext``) and the plan of
+        an ``:auto`` goal, each a short block the window never evicts."""
+        blocks = [self.base_system, self.remembered]
+        if self.earlier:
+            blocks.append(f"[earlier] Earlier in this session:\n{self.earlier}")
+        if self.project is not None:
+            summary = self.project.get(self.state.cwd)
+            blocks.append(summary.text if summary is not None else "")
+        if self.plan is not None:
+            blocks.append(self.plan.as_context())
+        self.context.system = "\n\n".join(block for block in blocks if block)
 
     def _open(self, choice: ModelChoice) -> Provider:
         from conch.agent.conversation import estimate_tokens, tokenizer_counter
@@ -161,13 +239,28 @@ class ShellParts:
             from conch.command.oneshot import OneShot
 
             self._oneshot = OneShot(
-                self.active_settings, lambda: self.provider, cache_dir=self.cache_dir
+                self.active_settings,
+                lambda: self._pipeline or self.provider,
+                cache_dir=self.cache_dir,
             )
         return self._oneshot
 
-    def count(self, usage: Usage, kind: str) -> Iterator[ShellEvent]:
-        """Count a turn's tokens (and warn once past ``shell.cost_warning``)."""
-        warning = self.book.add(self.choice.name, usage, kind)
+    def pipeline_on(self, provider: Provider | None) -> None:
+        """The provider the one-shot pipeline asks from now on (None: the active model's)."""
+        self._pipeline = provider
+
+    def count(
+        self,
+        usage: Usage,
+        kind: str,
+        *,
+        model: str | None = None,
+        estimated: Estimate | None = None,
+    ) -> Iterator[ShellEvent]:
+        """Count a turn's tokens under ``model`` (the one that answered; default: the
+        active one), with the ``estimated`` tokens of its text for ``:cost detail`` (and
+        warn once past ``shell.cost_warning``)."""
+        warning = self.book.add(model or self.choice.name, usage, kind, estimated)
         if warning:
             yield Said(warning, warning=True)
 
@@ -284,17 +377,19 @@ class ShellParts:
             yield Said(f"{exc}; this session is no longer saved", warning=True)
             self.saved = None
 
-    def save_turn(self, typed: str, reply: Reply) -> Iterator[ShellEvent]:
-        """Record a model turn (the question as sent and as typed, then the reply)."""
+    def save_turn(self, typed: str, reply: Reply, model: str | None = None) -> Iterator[ShellEvent]:
+        """Record a model turn (the question as sent and as typed, then the reply, with the
+        ``model`` that answered: by default the active one)."""
         from conch.messages import Message
 
+        self.talked += 1
         if self.saved is None:
             return
         try:
             self.saved.add_turn(Message("user", reply.sent), text=typed)
             self.saved.add_turn(
                 Message("assistant", reply.text),
-                model=self.choice.name,
+                model=model or self.choice.name,
                 prompt_tokens=reply.usage.prompt_tokens,
                 completion_tokens=reply.usage.completion_tokens,
             )
@@ -313,10 +408,13 @@ class ShellParts:
         return self._mcp
 
     def close(self) -> None:
-        """Release the model and the MCP servers."""
+        """Release the models and the MCP servers."""
         if self._mcp is not None:
             self._mcp.close()
             self._mcp = None
+        for provider in self._opened.values():
+            provider.close()
+        self._opened.clear()
         self.provider.close()
 
 

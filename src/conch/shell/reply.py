@@ -21,7 +21,9 @@ the reply line by line as it streams and leaves out:
 6. A ``CMD:`` line that repeats a command the model was just shown running, followed by
    made-up output: a replay of the transcript, left out with its output.
 
-Code blocks are shown when they close, other lines when they end.
+A file the reply proposes (a ``FILE: path`` line, then its code block; or a block whose
+label names a file: ``conch.shell.diffs``) is not output: it is shown whole wherever it
+comes. Code blocks are shown when they close, other lines when they end.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from conch.shell.context import CMD, PROMPT, block_commands, is_transcript
+from conch.shell.diffs import names_file
 from conch.validate.extract import clean_command
 
 __all__ = ["Cleaned", "ReplyFilter", "clean_reply"]
@@ -40,6 +43,7 @@ _EXIT_LINE = re.compile(r"^\s*exit code: -?\d+\s*$", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*```[ \t]*([\w+-]*)")
 _PROMPT_LINE = re.compile(r"^\s*(?:\$|[\w.-]+@[\w.-]+:\S*[$#]) \S")
 _CONTINUATION = "> "
+_FILE_LINE = re.compile(r"^\s*FILE:\s*\S")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _FIRST_WORD = re.compile(r"[A-Z][a-z']*[,:]?")
 _ALPHABETIC = re.compile(r"[A-Za-z',;:.!?()-]+")
@@ -91,6 +95,7 @@ class ReplyFilter:
         self._cut = False  # something was left out since the last line shown
         self._shown_any = False
         self._suggested = False
+        self._file = False  # a FILE: line came: the next code block is a file's
         self._ended = False
         self.dropped = 0
 
@@ -147,6 +152,12 @@ class ReplyFilter:
         if _FENCE.match(line):
             self._fence = [line]
             return
+        if _FILE_LINE.match(line):
+            self._show(line)
+            self._file = True
+            self._mode = _Mode.TEXT
+            return
+        self._file = False
         if line.startswith(CMD):
             self._command(line)
             return
@@ -207,6 +218,10 @@ class ReplyFilter:
         body = lines[1:-1] if closed else lines[1:]
         text = "\n".join(body)
         self._mode = _Mode.TEXT
+        file, self._file = self._file, False
+        if file or names_file(lines[0].strip().lstrip("`")):
+            self._show_block(lines)  # a proposed file, not output
+            return
         if is_transcript(lang, text):
             kept, output = _prompt_lines(body)
             if not kept:

@@ -7,9 +7,11 @@ the real files, a repair when the chosen one fails, validation, the policy's ver
 line the router sent to the model goes there when ``wants_command`` says it asks for a
 command:
 
-1. ``conch.command.intent.classify`` calls it a task, not a question (a question stays a
-   conversation: its answer is prose, with suggestions checked as ``conch.shell.check``
-   checks them);
+1. its task type is ``command`` (``kind_of``: ``conch.shell.fallback.task_type``, the one
+   classification of the line, which also picks the models that answer it): not a question
+   (``conch.command.intent.classify``; a question stays a conversation: its answer is
+   prose, with suggestions checked as ``conch.shell.check`` checks them), and not ``code``
+   (written or explained in the conversation, where a file can be proposed as a diff);
 2. it stands on its own: the one-shot request carries neither the conversation nor what
    just ran, so a line that points back at them (*it*, *them*, *again*, *the output*,
    *that* on its own...) stays a conversation;
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Generator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,9 +41,10 @@ from conch.shell.turns import shell_policy
 if TYPE_CHECKING:
     from conch.command.oneshot import OneShotRequest, OneShotResult
     from conch.command.proposal import PipelineEvent
+    from conch.shell.fallback import TaskType
     from conch.shell.state import ShellState
 
-__all__ = ["command_request", "served", "wants_command"]
+__all__ = ["LineKind", "command_request", "kind_of", "served", "wants_command"]
 
 # Words that open a statement about the user or the conversation, a greeting, a reply, or a
 # follow-up: the conversation's, not a request for a command.
@@ -70,11 +74,36 @@ _POINTS_BACK = re.compile(
 _WORD = re.compile(r"[a-z']+")
 
 
+@dataclass(frozen=True, slots=True)
+class LineKind:
+    """What a line for the model is: its ``task`` type (``question``, ``command`` or
+    ``code``: ``conch.shell.fallback.task_type``, which picks the models that answer it)
+    and whether the one-shot pipeline serves it (``command``: a ``command`` task that
+    stands on its own and reads as a request)."""
+
+    task: TaskType
+    command: bool
+
+
+def kind_of(text: str) -> LineKind:
+    """The one classification of a line for the model: its task type (one call of
+    ``conch.command.intent.classify``, inside ``task_type``) and, from it, whether it asks
+    for a command (the rules are the module's; a ``code`` line is a conversation: code is
+    written and explained in prose and files, not in one command line)."""
+    from conch.shell.fallback import task_type
+
+    task = task_type(text)
+    return LineKind(task, task == "command" and _stands_alone(text))
+
+
 def wants_command(text: str) -> bool:
     """Whether the line ``text`` (sent to the model by the router, not forced) asks for a
-    command the one-shot pipeline should make (the rules are the module's)."""
-    from conch.command.intent import Intent, classify
+    command the one-shot pipeline should make (``kind_of``)."""
+    return kind_of(text).command
 
+
+def _stands_alone(text: str) -> bool:
+    """One line without code that reads as a request and points back at nothing."""
     line = text.strip()
     if not line or "\n" in line or "```" in line:
         return False
@@ -84,9 +113,7 @@ def wants_command(text: str) -> bool:
         words.pop(0)
     if not words or words[0] in _OPENERS:
         return False
-    if _POINTS_BACK.search(lower):
-        return False
-    return classify(line) is Intent.TASK
+    return not _POINTS_BACK.search(lower)
 
 
 def command_request(text: str, state: ShellState) -> OneShotRequest:

@@ -19,11 +19,16 @@ every input line does::
 - a shell line runs live on the terminal (``ShellParts.run``); one that fails as a missing
   command does is offered to the model (``Question("ask_model")``), unless it was forced;
 - plain language is, in autonomous mode, a goal for the agent (``conch.shell.auto``);
-  otherwise a line that asks for a command goes to the one-shot pipeline
-  (``conch.shell.request.wants_command``, ``conch.shell.asking.ask_command``) and any other
+  otherwise it is classified once (``conch.shell.request.kind_of``: its task type, which
+  picks the models that answer, and whether it asks for a command): a line that asks for a
+  command goes to the one-shot pipeline (``conch.shell.asking.ask_command``) and any other
   line, or one forced to the model, is a conversational turn (``ask_model``). The commands
-  either suggests are offered (``conch.shell.offer``): the session asks the front end through
-  ``approve`` and ``edit`` and never prints, reads stdin or exits.
+  and files either proposes are offered (``conch.shell.offer``): the session asks the front
+  end through ``approve`` and ``edit`` and never prints, reads stdin or exits.
+
+``open`` starts with the memory of earlier sessions in the directory
+(``conch.shell.remember.recall``); ``:quit`` (and ``leave``, for Ctrl+D) writes the
+session's summary first.
 
 Ctrl+C (``KeyboardInterrupt``, raised while the session works or thrown into the stream
 while the front end renders an event) stops a model turn, a correction or a goal and the
@@ -33,13 +38,15 @@ stream goes on to say so; anywhere else it ends the stream, and the session stay
 from __future__ import annotations
 
 from collections.abc import Generator
+from typing import Any
 
 from conch.shell.asking import ask_command, ask_model, not_found, offer_model
 from conch.shell.auto import run_goal
 from conch.shell.events import Said, ShellEvent
 from conch.shell.meta import routed, run_meta
 from conch.shell.parts import ShellParts
-from conch.shell.request import wants_command
+from conch.shell.remember import recall
+from conch.shell.request import kind_of
 from conch.shell.route import flip
 from conch.shell.sessions import SavedSession, ShellSessionError
 
@@ -51,14 +58,23 @@ class ShellSession(ShellParts):
     ``ShellParts``'s. ``close`` releases the model and the MCP servers."""
 
     def open(self, resume: bool = False) -> Generator[ShellEvent, None, None]:
-        """Take up the last saved session (``resume``) or start a new one. A session that
-        cannot be saved is a warning, and the shell runs unsaved."""
+        """Take up the last saved session (``resume``) or start a new one, the model given
+        the memory of earlier sessions here. A session that cannot be saved is a warning,
+        and the shell runs unsaved; so is a model that ``shell.routing`` or
+        ``shell.fallback`` names and the config does not have."""
+        for problem in self.fallback.problems(self.loaded.settings):
+            yield Said(f"{problem}; the active model answers instead", warning=True)
+        yield from recall(self)
+        yield from self._start(resume)
+
+    def _start(self, resume: bool) -> Generator[ShellEvent, None, None]:
         try:
             if resume:
                 last = SavedSession.last(self.state_dir)
                 if last is not None:
                     turns = last.turns()
                     self.context.restore(turns)
+                    self.earlier = _earlier(last.records())
                     self.saved = last
                     yield from self.save({"type": "resume", "cwd": self.state.cwd})
                     asked = sum(t.role == "user" for t in turns)
@@ -83,9 +99,26 @@ class ShellSession(ShellParts):
         elif sent.target == "model":
             if self.autonomous:
                 yield from run_goal(self, sent.text)
-            elif not sent.forced and wants_command(sent.text):
+                return
+            kind = kind_of(sent.text)
+            if not sent.forced and kind.command:
                 yield from ask_command(self, sent.text)
             else:
-                yield from ask_model(self, sent.text)
+                yield from ask_model(self, sent.text, kind.task)
         elif sent.forced:
             yield Said(sent.reason)
+
+    def leave(self) -> Generator[ShellEvent, None, None]:
+        """The user leaves without ``:quit`` (Ctrl+D): as ``:quit`` does."""
+        yield from run_meta(self, "quit")
+
+
+def _earlier(records: list[dict[str, Any]]) -> str:
+    """The summary of the evicted turns a saved session last kept (none after a reset)."""
+    earlier = ""
+    for record in records:
+        if record.get("type") == "reset":
+            earlier = ""
+        elif record.get("type") == "earlier" and isinstance(record.get("summary"), str):
+            earlier = record["summary"]
+    return earlier

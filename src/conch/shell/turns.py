@@ -33,6 +33,7 @@ from conch.policy.confirm import ConfirmOptions, command_ruling
 from conch.policy.rules import Permissions, Ruling
 from conch.providers.base import Provider, respond
 from conch.shell.context import CMD, EXEC_TAG, Context, Eviction, suggested_commands
+from conch.shell.diffs import FILE_PROMPT, Proposed, proposed_files
 from conch.shell.reply import ReplyFilter
 
 __all__ = [
@@ -75,8 +76,9 @@ ANSWER_AGAIN = (
 class Reply:
     """What a model turn produced: the reply's ``text`` as shown, the user turn as it was
     ``sent`` (the ``[exec output]`` blocks first), the tokens it used, what the context window
-    had to evict, the ``commands`` the reply suggests, and how many lines of made-up command
-    output were ``dropped`` from it."""
+    had to evict, the ``commands`` the reply suggests, how many lines of made-up command
+    output were ``dropped`` from it, and the ``files`` it proposes (``conch.shell.diffs``:
+    their code blocks are not among its commands)."""
 
     text: str
     sent: str
@@ -84,6 +86,7 @@ class Reply:
     eviction: Eviction | None
     commands: tuple[str, ...]
     dropped: int = 0
+    files: tuple[Proposed, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,9 +97,11 @@ class Repaired:
     usage: Usage
 
 
-def system_prompt(shell: str) -> str:
-    """The shell's system prompt, with the user's shell and operating system."""
-    return f"{SYSTEM_PROMPT}\nThe user's shell is {shell} on {platform.system()}."
+def system_prompt(shell: str, files: bool = False) -> str:
+    """The shell's system prompt, with the user's shell and operating system; with
+    ``files``, how to propose a file (``conch.shell.diffs.FILE_PROMPT``)."""
+    prompt = f"{SYSTEM_PROMPT}\nThe user's shell is {shell} on {platform.system()}."
+    return f"{prompt}\n{FILE_PROMPT}" if files else prompt
 
 
 def model_turn(
@@ -105,6 +110,7 @@ def model_turn(
     text: str,
     options: GenerationOptions,
     known: Container[str] | None = None,
+    files: bool = False,
 ) -> Generator[ProviderEvent, None, Reply]:
     """Ask ``provider`` about ``text`` with ``context``; yields the reply's events (its text
     without made-up command output), stores the reply as shown in ``context`` and returns
@@ -112,7 +118,7 @@ def model_turn(
     after it), and that second reply is the answer. When the reply fails or is stopped, the
     question stays in ``context`` unanswered and joins the next one. ``known``: the command
     names of the shell (``conch.shell.route.known_commands``), for code blocks without a
-    language."""
+    language. ``files``: read the files the reply proposes (``conch.shell.diffs``)."""
     ran = [record.command for record in context.pending]
     prompt = context.ask(text)
     # A small model imitates the [exec output] blocks it is shown and invents a command's
@@ -138,8 +144,10 @@ def model_turn(
         dropped += shown.dropped
     sent = context.turns[-1].content
     context.answer(shown.text)
-    commands = tuple(suggested_commands(shown.text, known))
-    return Reply(shown.text, sent, usage, prompt.eviction, commands, dropped)
+    proposed = tuple(proposed_files(shown.text)) if files else ()
+    skip = [file.span for file in proposed]
+    commands = tuple(suggested_commands(shown.text, known, skip))
+    return Reply(shown.text, sent, usage, prompt.eviction, commands, dropped, proposed)
 
 
 def repair_turn(
