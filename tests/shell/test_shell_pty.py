@@ -178,11 +178,13 @@ def test_a_suggested_command_is_edited_confirmed_and_run(
 def test_a_destructive_step_of_auto_halts_for_a_typed_yes(
     isolated_dirs: Path, work: Path, started: list[pexpect.spawn]
 ) -> None:
-    script(isolated_dirs, step("bash", command="rm -r victim"), "I left it alone.")
+    plan = "TASK: remove the victim directory"
+    script(isolated_dirs, plan, step("bash", command="rm -r victim"), "I left it alone.")
     (work / "victim").mkdir()
     shell = start(work)
     started.append(shell)
     shell.send(":auto clean up the victim directory\r")
+    shell.expect_exact("1. remove the victim directory")  # the plan's checklist
     shell.expect_exact("HALT: the agent wants to run a destructive command:")
     shell.expect_exact("rm -r victim")
     shell.expect_exact("Type yes to run it; anything else refuses it: ")
@@ -224,7 +226,8 @@ def test_alt_enter_sends_a_command_line_to_the_model(
     assert finish(shell) == 0
     session = SavedSession.last(Paths.default().state_dir)
     assert session is not None
-    assert [r["type"] for r in session.records()] == ["start", "turn", "turn"]
+    # Ctrl+D remembers the session (the scripted model has no reply left: a digest).
+    assert [r["type"] for r in session.records()] == ["start", "turn", "turn", "memory"]
 
 
 def test_made_up_output_never_reaches_the_screen_and_a_wrong_path_is_not_offered(

@@ -15,7 +15,7 @@ from conch.config.settings import LoadedSettings, Settings
 from conch.execute.checked import Choice
 from conch.messages import TextDelta
 from conch.shell.diffs import Proposed, change_for
-from conch.shell.events import FileShown, Question
+from conch.shell.events import FileShown, Question, TurnStarted
 
 REPLY = "Like this:\n```python\nx = 1\n```\n"
 
@@ -91,3 +91,10 @@ def test_a_snippet_is_drawn_with_its_warning(tmp_path: Path) -> None:
     shell, out, _ = view(tmp_path, tty=False)
     shell.render(FileShown(change))
     assert "  - warning: it leaves text out" in out.getvalue()
+
+
+def test_an_agent_s_reply_streams_as_it_is(tmp_path: Path) -> None:
+    shell, out, _ = view(tmp_path)
+    shell.render(TurnStarted("goal", "tidy up"))
+    shell.render(TextDelta(REPLY))
+    assert "```python\nx = 1\n```" in out.getvalue() and "\x1b[3" not in out.getvalue()

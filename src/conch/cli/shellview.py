@@ -97,6 +97,7 @@ class ShellView:
         self.turns = TurnView(env, env.stdout)
         self.coloured = color_wanted(env.stdout_isatty, env.environ)
         self.highlighter = Highlighter(self.coloured and loaded.settings.shell.highlight)
+        self._conversation = True  # the turn's reply comes through conch.shell.reply
         self.session: ShellSession | None = None
         self.read: LineReader | None = None
         self._log: TurnLog | None = None
@@ -146,8 +147,9 @@ class ShellView:
         elif not isinstance(event, (CommandRan, Left)):  # the model's and the agent's events
             if self._log is not None:
                 self._log.on_event(event)
-            if isinstance(event, TextDelta) and "```" in event.text:
-                # The reply's code blocks come whole (conch.shell.reply): coloured as they are.
+            if isinstance(event, TextDelta) and self._conversation and "```" in event.text:
+                # A conversation's code blocks come whole (conch.shell.reply.ReplyFilter), so
+                # each is coloured as it comes; an agent's reply streams as it is.
                 event = TextDelta(self.highlighter.reply(event.text))
             self.turns.on_event(event)
 
@@ -180,6 +182,7 @@ class ShellView:
         self._lines(lines)
 
     def _started(self, event: TurnStarted) -> None:
+        self._conversation = event.kind != "goal"
         if event.kind == "goal":
             self.turns.line(ui.paint(self.env, f"conch: working toward: {event.text}", "1"))
         self.turns.begin()

@@ -168,7 +168,8 @@ class ShellParts:
     def switch(self, choice: ModelChoice) -> None:
         """Answer with ``choice`` from now on (the conversation stays); the user chose it, so
         a routing chain keeps it first (``pinned``)."""
-        provider = self._opened.pop(choice.name, None) or self._open(choice)
+        provider = self._opened.pop(choice.name, None) or self._open_model(choice)
+        self._count_with(provider)
         self.provider.close()
         self.provider, self.choice, self.auto, self._oneshot = provider, choice, None, None
         self.pinned = True
@@ -217,12 +218,16 @@ class ShellParts:
         self.context.system = "\n\n".join(block for block in blocks if block)
 
     def _open(self, choice: ModelChoice) -> Provider:
+        provider = self._open_model(choice)
+        self._count_with(provider)
+        return provider
+
+    def _count_with(self, provider: Provider) -> None:
+        """The window counts tokens with ``provider``'s tokenizer (else an estimate)."""
         from conch.agent.conversation import estimate_tokens, tokenizer_counter
 
-        provider = self._open_model(choice)
         tokenizer = getattr(provider, "count_tokens", None)
         self.context.counter = tokenizer_counter(tokenizer) if tokenizer else estimate_tokens
-        return provider
 
     @property
     def cache_dir(self) -> Path:
