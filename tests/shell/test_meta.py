@@ -7,6 +7,7 @@ import pytest
 from conch.shell.meta import (
     META_COMMANDS,
     Meta,
+    MetaCommand,
     MetaError,
     help_lines,
     meta_names,
@@ -136,3 +137,19 @@ def test_the_prompt_shows_the_directory_and_the_model_and_the_autonomous_badge()
     assert prompt_text("/home/ada/project", "/home/ada", "fast", autonomous=True) == (
         "~/project [conch:fast ⚡]$ "
     )
+
+
+@pytest.mark.parametrize("row", META_COMMANDS, ids=lambda row: row.usage)
+def test_every_meta_command_is_in_conch_help_shell_and_docs_shell_md(row: MetaCommand) -> None:
+    from pathlib import Path
+
+    from conch.cli.help import render_help
+
+    page = render_help("shell")
+    docs = (Path(__file__).parents[2] / "docs" / "shell.md").read_text(encoding="utf-8")
+    for name in (row.name, *row.aliases):
+        assert f":{name}" in page, f":{name} is not in `conch help shell`"
+        assert f":{name}" in docs, f":{name} is not in docs/shell.md"
+    written = f":{row.name} {row.arguments}".strip()
+    assert written in page, f"{written} is not in `conch help shell`"
+    assert written.replace("|", "\\|") in docs, f"{written} is not in docs/shell.md"

@@ -127,7 +127,8 @@ class ShellView:
         elif isinstance(event, CommandShown):
             self.turns.pause()
             risk = event.verdict.risk.value
-            ui.show_command(env, event.command, risk, event.notes, [event.heading])
+            command = event.command.replace("\n", "\n  ")  # a here-document, a loop
+            ui.show_command(env, command, risk, event.notes, [event.heading])
         elif isinstance(event, Running):
             self.turns.pause()
             env.stdout.flush()

@@ -14,25 +14,28 @@ estimate), the oldest turns go a user+assistant pair at a time, and the ``Evicti
 The newest user turn is never evicted, even when it alone is over the budget.
 
 ``suggested_commands`` finds the commands a reply suggests: ``CMD: `` lines and shell code
-blocks.
+blocks, where a command that spans lines (a here-document, a loop) is one suggestion.
 """
 
 from __future__ import annotations
 
 import re
 import sys
+import textwrap
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from conch import sanitize
 from conch.agent.conversation import TokenCounter, estimate_tokens, message_tokens
 from conch.messages import Message
+from conch.policy.parse import ParseFailure, parse_tree
 from conch.shell.route import known_commands, route
 from conch.validate.extract import FENCE, SHELL_LANGS, clean_command
 
 __all__ = [
     "BUFFER_COMMANDS",
     "CMD",
+    "COMMAND_LINES",
     "EXEC_TAG",
     "MAX_TURNS",
     "PROMPT",
@@ -60,6 +63,9 @@ TAIL_CHARS = 4000
 BUFFER_COMMANDS = 10
 MAX_TURNS = 40
 TOKEN_BUDGET = 4096
+#: The most lines after its first that one command of a code block may take (the body of a
+#: here-document, a loop); a command that needs more stays its first line alone.
+COMMAND_LINES = 60
 EXEC_TAG = "[exec output]"
 
 #: How a reply's line suggests a command (at the start of the line, exactly).
@@ -268,8 +274,10 @@ def suggested_commands(
     """The commands ``reply`` suggests, in order, each once: the text of lines that begin
     with exactly ``CMD: ``, and the lines of shell code blocks (``bash``, ``sh``,
     ``shell``, ``console`` and the like; an unlabelled block only when every line of it is
-    a command). Lines ending with a backslash join the next; comments are skipped; in a
-    transcript (``console``, or lines starting with ``$ ``) only the prompt lines count.
+    a command). Lines ending with a backslash join the next; a command its line leaves
+    open (a here-document, a loop, an ``if``) takes the lines that close it, as written;
+    comments are skipped; in a transcript (``console``, or lines starting with ``$ ``) only
+    the prompt lines count.
 
     ``known`` holds the command names that make an unlabelled block count (see
     ``conch.shell.route.known_commands``; by default, looked up on PATH when needed).
@@ -337,29 +345,60 @@ def turn_from_dict(data: object) -> Message:
 
 
 def _block_commands(body: str, transcript: bool) -> list[str]:
-    """The commands of one code block, a line each, backslash continuations joined."""
-    lines = [line.strip() for line in body.split("\n")]
+    """The commands of one code block, a line each, backslash continuations joined. Outside
+    a transcript, a command its line leaves open (a here-document, a loop, an ``if``, an
+    open quote) takes the lines up to where the shell's grammar closes it, as written
+    (``_closed``)."""
+    raw = textwrap.dedent(body).split("\n")
+    lines = [line.strip() for line in raw]
     transcript = transcript or any(line.startswith(PROMPT) for line in lines)
     commands: list[str] = []
-    pieces: list[str] = []  # a command continued with a backslash, so far
-    for line in lines:
-        if not pieces:
-            if transcript:
-                if not line.startswith(PROMPT):
-                    continue  # a transcript's output, not a command
-                line = line.removeprefix(PROMPT).strip()
-            line = line.removeprefix("CMD: ")
-            if not line or line.startswith("#"):
-                continue
-        elif transcript:
-            line = line.removeprefix(_CONTINUATION_PROMPT)
-        pieces.append(line.removesuffix("\\").strip())
-        if not line.endswith("\\"):
-            commands.append(" ".join(piece for piece in pieces if piece))
-            pieces = []
-    if pieces:
-        commands.append(" ".join(piece for piece in pieces if piece))
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        index += 1
+        if transcript:
+            if not line.startswith(PROMPT):
+                continue  # a transcript's output, not a command
+            line = line.removeprefix(PROMPT).strip()
+        line = line.removeprefix("CMD: ")
+        if not line or line.startswith("#"):
+            continue
+        pieces = [line]  # a command continued with a backslash, so far
+        while pieces[-1].endswith("\\") and index < len(lines):
+            following = lines[index]
+            index += 1
+            pieces.append(following.removeprefix(_CONTINUATION_PROMPT) if transcript else following)
+        command = " ".join(p for p in (piece.removesuffix("\\").strip() for piece in pieces) if p)
+        if not transcript:
+            command, index = _closed(command, raw, index)
+        commands.append(command)
     return commands
+
+
+def _closed(command: str, raw: Sequence[str], index: int) -> tuple[str, int]:
+    """``command`` with the lines of ``raw`` from ``index`` on that it needs to be whole
+    shell (at most ``COMMAND_LINES`` of them), and the index after them; ``command`` alone
+    when it is whole already, or when no following lines close it (a line that is not shell
+    at all is then a command of its own, as before)."""
+    if not _open(command):
+        return command, index
+    taken = [command]
+    for end in range(index, min(len(raw), index + COMMAND_LINES)):
+        taken.append(raw[end].rstrip())
+        if not _open(whole := "\n".join(taken)):
+            return whole, end + 1
+    return command, index
+
+
+def _open(command: str) -> bool:
+    """Whether the shell's grammar finds ``command`` unfinished or broken (a here-document
+    without its end, ``do`` without ``done``, an open quote); text it refuses to parse at
+    all (control characters) is left to the policy."""
+    try:
+        return parse_tree(command).has_error
+    except (ParseFailure, RecursionError):
+        return False
 
 
 def _last_drawing(line: str) -> str:

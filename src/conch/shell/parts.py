@@ -363,7 +363,7 @@ class ShellParts:
 
     def _append_history(self, line: str) -> Iterator[ShellEvent]:
         path = history_file(self.state)
-        if path is None:
+        if path is None or "\n" in line:  # a history file holds a command a line
             return
         try:
             append_history(line, path, self.state_dir)
