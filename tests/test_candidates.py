@@ -635,3 +635,19 @@ def test_a_printf_format_printed_as_it_stands_is_repaired() -> None:
     proposal = run_propose(provider, runner, request="the average of the numbers in n.txt")
     assert proposal.command == formatted  # type: ignore[attr-defined]
     assert "printf" in provider.sent[1].messages[-1].content
+
+
+def test_what_a_write_left_is_held_to_the_request_only_where_it_shows_a_miss() -> None:
+    from conch.command.judge import format_literal, written_mismatch
+
+    # An in-place edit that changed nothing missed; chmod or mkdir -p may find it done.
+    assert written_mismatch("set a to 2 in x.ini", "sed -i 's/a=1/a=2/' x.ini", (), ()) == (
+        "left every file as it was"
+    )
+    assert written_mismatch("make run.sh executable", "chmod +x run.sh", (), ()) is None
+    assert written_mismatch("make the dir out", "mkdir -p out", (), ()) is None
+    # A format is judged only inside a print or echo string.
+    assert format_literal("""awk '{print "%d", $1}' n""", "%d 4") is not None
+    assert format_literal("grep -n '%s' app.py", "3: x = '%s' % y") is None
+    assert format_literal("sed -i 's/{}/%s/g' t.py", "%s") is None
+    assert format_literal("""printf '%s\\n' a""", "%s") is None

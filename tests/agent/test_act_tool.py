@@ -19,6 +19,7 @@ from conch.agent.act import (
     Actor,
     do_tool,
     edits_one_file,
+    fails_for_real,
     one_shot_for,
     suits_a_command,
 )
@@ -28,6 +29,7 @@ from conch.agent.conversation import alternation_problems
 from conch.agent.steps import resolve_it
 from conch.command.oneshot import OneShot
 from conch.config.settings import Settings
+from conch.execute.dryrun import DryRun
 from conch.execute.run import Ran
 from conch.policy import ExecutionMode
 from conch.providers import ScriptedProvider
@@ -122,6 +124,19 @@ def test_a_command_that_failed_on_the_copy_does_not_run(work: Path) -> None:
     assert not (work / "out.txt").exists()
 
 
+def test_only_a_trial_that_says_the_command_is_wrong_keeps_it_from_running() -> None:
+    def run(code: int, err: str, timed_out: bool = False) -> DryRun:
+        return DryRun("c", code, b"", err, timed_out=timed_out, scratch=True)
+
+    assert fails_for_real(run(127, "sh: 1: rename: not found"))
+    assert fails_for_real(run(1, "cat: missing.txt: No such file or directory"))
+    assert fails_for_real(run(2, "sed: -e expression #1, char 9: unknown option to `s'"))
+    # The sandbox's own limits: the command may work for real.
+    assert not fails_for_real(run(137, "", timed_out=True))
+    assert not fails_for_real(run(6, "curl: (6) Could not resolve host: example.org"))
+    assert not fails_for_real(run(0, ""))
+
+
 def test_the_policy_judges_in_the_shell_s_mode_and_root(work: Path) -> None:
     result = _actor(work, "cat /etc/hostname", mode=ExecutionMode.FULL).propose("show it")
 
@@ -208,11 +223,38 @@ def test_a_value_changed_inside_one_file_goes_to_the_model_first() -> None:
     assert edits_one_file("In server.cfg, change the log level from info to debug.")
     assert edits_one_file("Set VERSION in .version.env to 2.")
     assert not edits_one_file("In every .cfg file under etc, change info to debug.")
+    assert edits_one_file("Change the name in package.json to tinytool.")
+    assert not edits_one_file("Change the file names in docs to lower case.")
     assert not edits_one_file("Rename notes.txt to notes.md.")
     assert not edits_one_file("Copy a.txt to b.txt.")  # no value changed inside
     assert not edits_one_file("Change a.txt so it holds the lines of b.txt.")  # two files
     assert not suits_a_command("In server.cfg, set the port to 81.")
     assert suits_a_command("Count the lines in server.cfg and write the number to n.txt.")
+
+
+def test_an_edit_of_one_file_is_a_turn_without_do() -> None:
+    steps: list[str] = []
+    session = scripted_session("Edited.", "Counted.", tools=(_recording_do(steps),), act_first=True)
+    assert session.chat("In app.ini, set the port to 81.") == "Edited."
+    assert steps == []
+    assert "do" not in (sent(session).sent[0].tools or ())  # not offered for this turn
+    assert session.chat("Count the lines of app.ini.") == "Counted."
+    assert steps == ["Count the lines of app.ini."]
+
+
+@needs("bubblewrap")
+def test_an_in_place_edit_that_changed_nothing_on_the_copy_does_not_run(work: Path) -> None:
+    settings = Settings.model_validate(
+        {"generation": {"review": 1}, "validation": {"enabled": False}}
+    )
+    provider = ScriptedProvider.of("sed -i 's/zero/0/' notes.txt", "sed -i 's/none/0/' notes.txt")
+    service = OneShot(settings, lambda: provider, cache_dir=work.parent / ".cache")
+    shell = Shell(cwd=work, mode=ExecutionMode.FULL, root=work)
+    actor = Actor(service, shell, environ={"HOME": str(work.parent), "PATH": "/usr/bin:/bin"})
+
+    with pytest.raises(ValueError, match="changed no file on a copy of the files"):
+        actor("write 0 for zero in notes.txt")
+    assert (work / "notes.txt").read_text(encoding="utf-8") == "one\ntwo\nthree\n"
 
 
 def test_a_step_after_writing_code_names_the_file_it_means_by_it() -> None:
@@ -240,6 +282,11 @@ def test_it_is_resolved_only_from_a_file_named_before() -> None:
     assert resolve_it("Sort b.txt so it has no repeats.", "Write a.py.") == (
         "Sort b.txt so it has no repeats."
     )
+    assert resolve_it('Replace "it" with "that" in a.txt.', "Write b.py.") == (
+        'Replace "it" with "that" in a.txt.'
+    )
+    assert resolve_it("Run it.", "Say it, e.g. loudly.") == "Run it."
+    assert resolve_it("Run it.", "Write main.c first.") == "Run main.c."
     assert resolve_it("Make it executable.", "Write docs/make.sh now.") == (
         "Make docs/make.sh executable."
     )

@@ -112,6 +112,27 @@ def test_a_vllm_server_says_max_model_len_for_the_model_named(
     assert (window.tokens, window.source) == (32768, "vllm")
 
 
+def test_another_model_s_window_is_not_taken_when_several_are_listed(
+    serve: Callable[[Routes], _Server],
+) -> None:
+    models = {
+        "object": "list",
+        "data": [
+            {"id": "a", "object": "model", "max_model_len": 2048},
+            {"id": "b", "object": "model", "max_model_len": 32768},
+        ],
+    }
+    server = serve({"/v1/models": models})
+    assert context_window(_ai(server.url, "qwen")).tokens == 4096
+    single = serve({"/v1/models": {"object": "list", "data": [models["data"][1]]}})
+    assert context_window(_ai(single.url, "qwen")).tokens == 32768
+
+
+def test_a_base_url_that_is_not_a_url_gives_the_default_with_the_reason() -> None:
+    window = context_window(_ai("http://[not a url"))
+    assert window.tokens == 4096 and window.reason
+
+
 def test_an_ollama_server_says_num_ctx_else_the_architecture_s_context_length(
     serve: Callable[[Routes], _Server],
 ) -> None:

@@ -27,6 +27,7 @@ from conch.tools import Tool, make_tool
 if TYPE_CHECKING:
     from conch.command.oneshot import OneShot, OneShotResult
     from conch.config.settings import Settings
+    from conch.execute.dryrun import DryRun
     from conch.providers.base import Provider
 
 DO_TRIGGER = "Do one step with a shell command conch writes and checks: say what should happen."
@@ -57,7 +58,8 @@ _EDIT = re.compile(
     r"\b(?:change|set|turn|raise|lower|increase|decrease|bump|update|edit|modify)\b", re.IGNORECASE
 )
 _NOT_ONE_FILE = re.compile(
-    r"\b(?:every|each|all|rename|move|names?)\b|\.\w+ files?\b", re.IGNORECASE
+    r"\b(?:every|each|all|rename|move)\b|\bfile ?names?\b|\bnames of\b|\.\w+ files?\b",
+    re.IGNORECASE,
 )
 _NAMED_FILE = re.compile(r"(?<![\w./-])(?:[\w./-]*\w)?\.[A-Za-z]\w{0,7}(?![\w/-])")
 
@@ -75,6 +77,25 @@ def suits_a_command(instruction: str) -> bool:
     first (``Agent.act_first``); not when it asks for code to be written, nor for values to
     be changed inside one file (the model edits it with the file tools)."""
     return _AUTHORING.search(instruction) is None and not edits_one_file(instruction)
+
+
+# What a failed trial run said when the command itself is wrong, so it would fail for real
+# too: a program or file that is not there, an option or syntax the program rejects. A
+# timeout, no network or another process view fail only in the copy's sandbox.
+_REAL_FAILURE = re.compile(
+    r"command not found|not found$|No such file or directory|invalid option|unrecognized option"
+    r"|illegal option|unknown option|invalid argument|syntax error|unexpected EOF"
+    r"|missing operand|cannot open",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def fails_for_real(run: DryRun) -> bool:
+    """Whether a trial run that failed says the command is wrong (it would fail the same way
+    for real), not only that the sandbox kept it from working (a timeout, no network)."""
+    if not run.failed or run.timed_out:
+        return False
+    return run.exit_code in (126, 127) or _REAL_FAILURE.search(run.stderr) is not None
 
 
 _SHOWN_FILES = 3  # files a step's result shows the content of
@@ -114,10 +135,19 @@ class Actor:
             )
         seen = proposal.dry_run_seen(command)
         trial = proposal.trial_for(command)
-        if trial is not None and trial.outcome == "failed":
+        if trial is not None and trial.dry_run is not None and fails_for_real(trial.dry_run):
             raise ValueError(
                 f"conch wrote `{command}`, which failed on a copy of the files, so it did not "
                 f"run: {seen}. Say the step another way, or use another tool"
+            )
+        run = None if trial is None else trial.dry_run
+        missed = trial is not None and trial.mismatch is not None
+        if run is not None and run.scratch and not run.changes and missed:
+            # It meant to change files (an in-place edit) and changed none on the copy.
+            raise ValueError(
+                f"conch wrote `{command}`, which changed no file on a copy of the files, "
+                "so it did not run. Read the file and change it with the file tools, or "
+                "say the step another way"
             )
         try:
             ran = self.shell.run(command)

@@ -45,6 +45,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
+from conch.agent.act import suits_a_command
 from conch.agent.builtin import ToolOptions, default_tools, memory_vocabulary, shell_for
 from conch.agent.conversation import (
     PRUNE_AT,
@@ -56,7 +57,7 @@ from conch.agent.conversation import (
 )
 from conch.agent.events import AgentEvent, PlanStep
 from conch.agent.lookup import lookup_tool
-from conch.agent.loop import Agent, Limits
+from conch.agent.loop import ACT_TOOL, Agent, Limits
 from conch.agent.stepplan import StepPlan
 from conch.agent.steps import split_steps
 from conch.agent.system import (
@@ -431,12 +432,15 @@ class Session:
             self._mcp_seen = self._mcp.generation
             self.refresh_system()  # an MCP server stopped: its tools go
         assert self._tools is not None and self._stable is not None
-        self._conversation.system = self._compose(self._tools, self._stable)
+        tools = self._tools
+        if self.act_first and text is not None and not suits_a_command(text):
+            tools = [t for t in tools if t.name != ACT_TOOL]  # the model's own work (act.py)
+        self._conversation.system = self._compose(tools, self._stable)
         self._request = text if text is not None else self._conversation.request_text()
         budget = int(self.context_tokens * PRUNE_AT) - self.options.max_tokens
         agent = Agent(
             self.provider,
-            ToolRegistry(self._tools),
+            ToolRegistry(tools),
             self.options,
             json_steps=self.json_steps,
             limits=limits or self.limits,

@@ -73,7 +73,10 @@ def split_steps(text: str) -> list[str]:
 
 # A file name as a request names one: letters, digits, dots, dashes and slashes, with an
 # extension ("count.py", "docs/INDEX.md").
-_FILE_NAME = re.compile(r"(?<![\w./-])[\w./-]*\w\.[A-Za-z][\w]{0,7}(?![\w/-])")
+_FILE_NAME = re.compile(
+    r"(?<![\w./-])(?:[\w./-]*\w\w\.[A-Za-z]\w{0,7}|[\w./-]*\w\.[A-Za-z]\w{1,7})(?![\w/-])"
+)  # "e.g." and "i.e." are not file names: a name or an extension of two characters at least
+_QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'|`[^`]*`")
 _IT = re.compile(r"\b(?:it|its)\b", re.IGNORECASE)
 
 
@@ -94,4 +97,9 @@ def resolve_it(step: str, before: str | None) -> str:
     def swap(found: re.Match[str]) -> str:
         return name if found.group(0).lower() == "it" else f"{name}'s"
 
-    return _IT.sub(swap, step)
+    # Quoted text is the user's own words ("replace the word 'it'"): left as written.
+    parts, end = [], 0
+    for quoted in _QUOTED.finditer(step):
+        parts += [_IT.sub(swap, step[end : quoted.start()]), quoted.group(0)]
+        end = quoted.end()
+    return "".join([*parts, _IT.sub(swap, step[end:])])

@@ -7,8 +7,9 @@ with a message, or a timeout), or it printed something that does not fit the req
 (``mismatch``, see ``conch.command.judge``). A command that tried to write and was run again in a throwaway
 copy of the directory (a scratch run) is judged by that run: ``ok`` when it exited 0, even
 silently or with notes on stderr (a write command that works prints nothing; ``dd``, ``git``
-and ``tar`` report on stderr), ``failed`` as any run, ``empty`` for a silent non-zero exit,
-and still ``wrote`` when it wrote outside the copy.
+and ``tar`` report on stderr), unless what it wrote does not fit the request (``mismatch``,
+``conch.command.judge.written_mismatch``), ``failed`` as any run, ``empty`` for a silent
+non-zero exit, and still ``wrote`` when it wrote outside the copy.
 
 The best outcome class wins; within it, candidates vote with what they printed (whitespace-
 and order-insensitive), so the command that most samples agree on is chosen, and on a tie the
@@ -81,7 +82,7 @@ class Trial:
             return "tried to change files, so a read-only dry run could not judge it"
         if run.scratch:
             where = "in a throwaway copy of this directory"
-            did = f"worked {where}" if outcome == "ok" else f"exited {run.exit_code} {where}"
+            did = f"worked {where}" if run.exit_code == 0 else f"exited {run.exit_code} {where}"
             changed = "; ".join(run.changes) if run.changes else "changed no file"
             but = f"; {self.mismatch}" if self.mismatch and run.changes else ""
             return f"{did}: {changed}{but}"

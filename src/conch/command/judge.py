@@ -14,6 +14,11 @@ the dry run's output (and the working directory it ran in) for their breach:
 - *count* / *frequency* / *how many times* / *occurrences*, over several lines: some line
   holds a count (a number standing alone).
 
+A command that wrote files is judged by what it wrote in its scratch copy
+(``written_mismatch``): an in-place edit that changed nothing, a file holding more than the
+number asked for alone, or a printf format written out as it stands (``format_literal``, which
+also judges what a command printed).
+
 The pipeline asks the model once for a repair, with the reason, and prefers a command that
 fits (``conch.command.propose``); a mismatch ranks with a warning, below a clean run. Only words and
 output are read: no model call, microseconds.
@@ -82,6 +87,8 @@ _NO_CHANGE_NEEDED = re.compile(
     r"\b(?:touch|timestamps?|modification times?|mtime|if (?:it |they )?(?:is|are) not|unless"
     r"|make sure|ensure)\b"
 )
+# Commands that edit a file in place: sed -i, perl -i / -pi, awk -i inplace.
+_IN_PLACE = re.compile(r"\b(?:sed|perl)\s+(?:-\S+\s+)*-\w*i|\bawk\s+-i\s*inplace\b")
 # "only the number", "just the count", "the total and nothing else".
 _NUMBER_ALONE = re.compile(
     r"\b(?:only|just)\b(?: the)? (?:number|count|total|sum|average|mean|result)\b"
@@ -101,7 +108,9 @@ def written_mismatch(
     files it wrote (``written``); None when nothing is wrong that conch can see."""
     asked = " ".join(request.lower().split())
     if not changes:
-        if _NO_CHANGE_NEEDED.search(asked):
+        # Only an in-place edit that changed nothing is known to have missed: its pattern
+        # matched nothing. chmod, mkdir -p or cp may find the work already done.
+        if _NO_CHANGE_NEEDED.search(asked) or not _IN_PLACE.search(command):
             return None
         return "left every file as it was"
     for path, data in written:
@@ -116,10 +125,12 @@ def written_mismatch(
 
 
 def format_literal(command: str, text: str) -> str | None:
-    """The printf conversion (``%.2f``) of ``command`` that its output ``text`` holds as it
-    stands, quoted, when there is one: awk's ``print "%.2f", x`` prints the format."""
+    """The printf conversion (``%.2f``) in a ``print`` or ``echo`` string of ``command`` that
+    its output ``text`` holds as it stands, quoted, when there is one: awk's
+    ``print "%.2f", x`` prints the format (a ``grep '%s'`` or ``printf`` is not judged)."""
     for spec in dict.fromkeys(_FORMAT.findall(text)):
-        if spec in command:
+        printed = re.compile(r"\b(?:print|echo)\s+[\"'][^\"']*" + re.escape(spec))
+        if printed.search(command):
             return f"the format {spec!r} as it stands"
     return None
 

@@ -81,8 +81,8 @@ MAX_CHANGES = 20  # the changes a scratch run reports by name; more are counted
 
 def tree_changes(top: Path, copy: Path, entries: list[tuple[str, str]]) -> tuple[str, ...]:
     """What a command changed in ``copy``, the copy of ``top`` made from ``entries``: one line
-    per path, ``created``, ``deleted`` or ``changed`` (a file whose size, time or kind differs
-    from the original's), sorted, at most ``MAX_CHANGES`` and a count of the rest. A copy that
+    per path, ``created``, ``deleted`` or ``changed`` (a file whose kind, size, mode or content
+    differs from the original's; a new time on the same content is no change), sorted, at most ``MAX_CHANGES`` and a count of the rest. A copy that
     cannot be read again (grown past the limits, or its permissions taken away) says so in
     one line."""
     after = scan_tree(copy, SCRATCH_MAX_FILES * 2, SCRATCH_MAX_BYTES * 4)

@@ -86,7 +86,11 @@ def context_window(
     from conch.providers.openai import DEFAULT_BASE_URL
 
     base_url = (ai.base_url or DEFAULT_BASE_URL).rstrip("/")
-    if (urlsplit(base_url).hostname or "").lower() == "api.openai.com":
+    try:
+        host = (urlsplit(base_url).hostname or "").lower()
+    except ValueError:  # not a URL: the provider says so when it is used
+        return _default(f"ai.base_url {base_url!r} is not a URL")
+    if host == "api.openai.com":
         return _default("OpenAI's model list does not say; set context_window on the entry")
     key = (base_url, ai.model or "")
     with _lock:
@@ -125,7 +129,8 @@ def _ask(base_url: str, ai: AISettings, client: httpx.Client | None) -> tuple[Co
     except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
         reason = f"the server at {base_url} could not be reached ({type(exc).__name__})"
         return _default(reason), False
-    except httpx.TransportError as exc:  # reached, but it did not answer in time or in HTTP
+    except (httpx.TransportError, httpx.HTTPError, httpx.InvalidURL) as exc:
+        # reached, but it did not answer in time or in HTTP; or base_url is not a URL
         reason = (
             f"the server at {base_url} did not answer the question ({type(exc).__name__}); "
             "set context_window on the model's entry"
@@ -187,7 +192,8 @@ def _vllm(http: httpx.Client, root: str, base_url: str, model: str | None) -> in
         return None
     models = [e for e in entries if isinstance(e, dict)]
     named = [e for e in models if e.get("id") == model] if model else []
-    for entry in named or models[:1]:
+    # Another model's window says nothing of this one's: the first only when it is the only.
+    for entry in named or (models if len(models) == 1 else []):
         for key in ("max_model_len", "context_length", "context_window"):
             tokens = _positive(entry.get(key))
             if tokens is not None:

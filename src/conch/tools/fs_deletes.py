@@ -2,9 +2,10 @@
 never the sandbox root, a directory above it, or the working directory.
 
 Small models asked to "delete the .tmp files here" often name the directory they were told
-about (the sandbox root) instead of the files. That is refused, and the refusal says what the
-directory holds and which call deletes only the files the request names: a pattern, matched
-here against the files there, so the model can copy the call.
+about (the sandbox root) instead of the files. That is refused, and the refusal says which call
+deletes only the files the request names (a pattern, matched here against the files there, so
+the model can copy the call), or, when the request names none of them, to delete nothing; what
+the directory holds is not listed then (a model shown it deleted one of the files).
 """
 
 from __future__ import annotations
@@ -178,7 +179,7 @@ def _real(candidate: Path) -> Path | None:
 
 def _suggestion(files: SandboxFiles, folder: Path) -> str:
     """The delete call, with a pattern, that takes only the files of ``folder`` the request
-    names; where it names none there, what ``folder`` holds and what to do."""
+    names; where it names none there, to delete nothing."""
     entries = sorted(folder.iterdir())
     if not entries:
         return f"'{files.shown(folder)}' is empty."
