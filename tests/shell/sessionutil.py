@@ -1,6 +1,6 @@
 """A ``ShellSession`` for tests, without a terminal: a scripted model, a front end whose
-answers are given in advance and which records what it was asked, and the events of a line
-as a list."""
+answers are given in advance and which records what it was asked, the events of a line as
+a list, and a canary file outside the session's directories that no command may touch."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from conch.config.settings import LoadedSettings, Settings
 from conch.execute.checked import Answer
@@ -26,6 +28,16 @@ QUIET: dict[str, Any] = {
     "generation": {"dry_run": False, "review": 1},
     "validation": {"enabled": False},
 }
+
+
+@pytest.fixture(autouse=True)
+def canary(tmp_path: Path) -> Iterator[None]:
+    """A file beside the test's work directory and HOME, checked untouched at the end (a
+    module that imports this fixture takes it for every test)."""
+    path = tmp_path / "canary.txt"
+    path.write_text("untouched\n", encoding="utf-8")
+    yield
+    assert path.read_text(encoding="utf-8") == "untouched\n"
 
 
 @dataclass
@@ -81,14 +93,15 @@ def open_shell(
     front: Front | None = None,
     sections: dict[str, Any] | None = None,
     provider: ScriptedProvider | None = None,
-    others: dict[str, ScriptedProvider] | None = None,
+    others: dict[str, ScriptedProvider | Exception] | None = None,
     state_dir: Path | None = None,
     work: Path | None = None,
     resume: bool = False,
 ) -> Iterator[Shell]:
     """A started session (a new saved session), closed when the generator resumes.
     ``others``: the providers of other models by name (``models:`` entries the sections
-    configure), for routing, fallback and the planner; ``state_dir`` and ``work``: where
+    configure), for routing, fallback and the planner (an exception: opening that model
+    raises it); ``state_dir`` and ``work``: where
     the session keeps its state and runs (two sessions may share them); ``resume``: take
     up the last saved session (``--continue``)."""
     settings = Settings.model_validate({**QUIET, **(sections or {})})
@@ -105,6 +118,13 @@ def open_shell(
     state = ShellState.from_environment(environ, cwd=str(work))
     provider = provider or ScriptedProvider.of(*replies)
     models = others or {}
+
+    def open_model(choice: ModelChoice) -> ScriptedProvider:
+        found = models.get(choice.name, provider)
+        if isinstance(found, Exception):
+            raise found
+        return found
+
     front = front or Front()
     out = io.BytesIO()
     keys = os.open(os.devnull, os.O_RDONLY)
@@ -115,7 +135,7 @@ def open_shell(
         state_dir=state_dir,
         approve=front.approve,
         edit=front.edit,
-        open_model=lambda choice: models.get(choice.name, provider),
+        open_model=open_model,
         keys=keys,
         out=out,
         cache_dir=tmp_path / "cache",

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from conch.config.settings import AISettings, Settings
+from conch.config.shell import ShellSettings
 from conch.errors import ConfigError, ProviderError, UsageError
 from conch.messages import (
     Finished,
@@ -25,17 +26,15 @@ from conch.messages import (
 )
 from conch.providers.base import Provider, complete
 from conch.providers.scripted import ScriptedProvider
-from conch.shell.fallback import (
-    FallbackProvider,
+from conch.shell.fallback import FallbackProvider, Link, NoModelAnswered
+from conch.shell.models import ModelChoice, choose_model, default_choice
+from conch.shell.routing import (
     FallbackSettings,
-    Link,
-    NoModelAnswered,
     chain_provider,
     is_local,
     pick_chain,
     task_type,
 )
-from conch.shell.models import ModelChoice, choose_model, default_choice
 
 ASK = [Message("user", "why did make fail?")]
 
@@ -79,36 +78,36 @@ def test_local_means_this_machine() -> None:
     assert not is_local(AISettings(provider="openai", base_url="https://api.example.com/v1"))
 
 
-def test_the_settings_read_the_shell_sections_keys() -> None:
-    read = FallbackSettings.from_mapping(
-        {
-            "routing": {"code": ["deep", "cloud"], "question": "fast"},
-            "fallback": ["cloud"],
-            "first_token_timeout_s": 20,
-            "local_first": False,
-            "model": "fast",  # another key of the section: ignored
-        }
+def test_the_settings_are_the_shell_sections_typed_keys() -> None:
+    shell = ShellSettings(
+        routing={"code": ["deep", "cloud"], "question": ["fast"]},
+        fallback=["cloud"],
+        first_token_timeout_s=20,
+        local_first=False,
+        model="fast",  # another key of the section: not a fallback setting
     )
+    read = FallbackSettings.from_settings(shell)
     assert read.routing == {"code": ("deep", "cloud"), "question": ("fast",)}
     assert read.fallback == ("cloud",) and read.first_token_timeout_s == 20.0
     assert not read.local_first and read.on_empty
-    assert FallbackSettings.from_mapping({}) == FallbackSettings()
+    assert FallbackSettings.from_settings(ShellSettings()) == FallbackSettings()
 
 
 @pytest.mark.parametrize(
-    ("shell", "key"),
+    "shell",
     [
-        ({"routing": {"poetry": ["fast"]}}, "shell.routing.poetry"),
-        ({"routing": ["fast"]}, "shell.routing"),
-        ({"fallback": [1]}, "shell.fallback"),
-        ({"first_token_timeout_s": 0}, "shell.first_token_timeout_s"),
-        ({"first_token_timeout_s": True}, "shell.first_token_timeout_s"),
-        ({"fallback_on_empty": "yes"}, "shell.fallback_on_empty"),
+        {"routing": {"poetry": ["fast"]}},
+        {"routing": ["fast"]},
+        {"fallback": [1]},
+        {"first_token_timeout_s": 0},
+        {"fallback_on_empty": "maybe"},
     ],
 )
-def test_a_setting_of_the_wrong_shape_is_named(shell: dict[str, Any], key: str) -> None:
-    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
-        FallbackSettings.from_mapping(shell)
+def test_a_setting_of_the_wrong_shape_is_refused_as_the_config_is_read(
+    shell: dict[str, Any],
+) -> None:
+    with pytest.raises(ValueError, match="shell"):
+        Settings.model_validate({"shell": shell})
 
 
 def test_unknown_names_are_problems() -> None:
@@ -126,12 +125,22 @@ def _names(chain: Sequence[ModelChoice]) -> list[str]:
 def test_the_chain_is_the_routed_models_then_the_fallback_local_first() -> None:
     settings = _settings()
     fast = choose_model(settings, "fast")
-    fallback = FallbackSettings({"code": ("cloud", "deep")}, ("cloud", "fast"))
-    assert _names(pick_chain("code", settings, fast, fallback)) == ["deep", "fast", "cloud"]
+    fallback = FallbackSettings({"code": ("cloud", "deep", "azure")}, ("cloud", "fast"))
+    # The routed head stays first; local models first among the rest.
+    chain = pick_chain("code", settings, fast, fallback)
+    assert _names(chain) == ["cloud", "deep", "fast", "azure"]
     # No routing for questions: the active model, then the fallback.
     assert _names(pick_chain("question", settings, fast, fallback)) == ["fast", "cloud"]
-    ordered = FallbackSettings({"code": ("cloud", "deep")}, ("fast",), local_first=False)
-    assert _names(pick_chain("code", settings, fast, ordered)) == ["cloud", "deep", "fast"]
+    ordered = FallbackSettings({"code": ("azure", "deep")}, ("fast",), local_first=False)
+    assert _names(pick_chain("code", settings, fast, ordered)) == ["azure", "deep", "fast"]
+
+
+def test_a_local_fallback_never_goes_ahead_of_the_active_model() -> None:
+    settings = _settings()
+    cloud = choose_model(settings, "cloud")
+    fallback = FallbackSettings(fallback=("azure", "fast"))
+    # No routing for questions: the active (remote) model first, then the fallback.
+    assert _names(pick_chain("question", settings, cloud, fallback)) == ["cloud", "fast", "azure"]
 
 
 def test_a_pinned_model_stays_first_even_when_remote() -> None:
@@ -318,6 +327,19 @@ def test_with_a_timeout_a_reply_streams_whole_from_the_worker() -> None:
     assert chain.answered_by == "m0"
 
 
+def test_with_a_timeout_the_model_is_opened_on_the_callers_thread() -> None:
+    # Opening may ask on the terminal (a missing API key): never from the worker thread.
+    opened_on: list[threading.Thread] = []
+
+    def opener() -> Provider:
+        opened_on.append(threading.current_thread())
+        return ScriptedProvider.of("answer")
+
+    chain = FallbackProvider([Link("m0", opener)], first_token_timeout_s=5.0)
+    assert complete(chain, ASK).text == "answer"
+    assert opened_on == [threading.current_thread()]
+
+
 def test_the_chain_opens_each_provider_when_first_asked_and_closes_them() -> None:
     settings = _settings()
     made: list[str] = []
@@ -341,6 +363,6 @@ def test_the_chain_opens_each_provider_when_first_asked_and_closes_them() -> Non
 def test_the_ai_section_can_be_named_in_the_chain() -> None:
     settings = _settings()
     cloud = choose_model(settings, "cloud")
-    chain = pick_chain("code", settings, cloud, FallbackSettings({"code": ("cloud", "local")}))
+    chain = pick_chain("code", settings, cloud, FallbackSettings({"code": ("local", "cloud")}))
     assert _names(chain) == ["local", "cloud"]
     assert FallbackSettings(fallback=("local",)).problems(settings) == []

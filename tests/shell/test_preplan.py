@@ -107,7 +107,10 @@ def test_the_plan_as_context_marks_every_step() -> None:
         "[plan] Goal: ship it\n1. [x] test (12 passed)\n2. [>] build\n3. [ ] upload"
     )
     prompt = plan.step_prompt()
-    assert prompt.startswith("[plan] Goal: ship it") and "Do step 2 of 3 now: build" in prompt
+    assert (
+        prompt.startswith("[plan] Goal: ship it")
+        and "Do step 2 of 3 now, and only it: build" in prompt
+    )
 
 
 def test_the_plan_survives_as_data() -> None:

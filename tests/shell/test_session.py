@@ -9,11 +9,16 @@ outside it must come through untouched.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sessionutil import Front, kinds, open_shell, said
+from sessionutil import (
+    Front,
+    canary,  # noqa: F401 (autouse: checked after every test)
+    kinds,
+    open_shell,
+    said,
+)
 
 from conch.agent.events import TurnFinished
 from conch.errors import NoOneToAsk
@@ -29,18 +34,10 @@ from conch.shell.events import (
     TurnStarted,
     Working,
 )
-from conch.shell.request import wants_command
+from conch.shell.request import kind_of
 from conch.shell.sessions import SavedSession
 from conch.shell.turns import SYSTEM_PROMPT
 from requires import needs
-
-
-@pytest.fixture(autouse=True)
-def canary(tmp_path: Path) -> Iterator[None]:
-    path = tmp_path / "canary.txt"
-    path.write_text("untouched\n", encoding="utf-8")
-    yield
-    assert path.read_text(encoding="utf-8") == "untouched\n"
 
 
 def saved_execs(state_dir: Path) -> list[tuple[str, str]]:
@@ -75,7 +72,7 @@ def saved_execs(state_dir: Path) -> list[tuple[str, str]]:
     ],
 )
 def test_a_line_asks_for_a_command_or_goes_on_talking(line: str, command: bool) -> None:
-    assert wants_command(line) is command
+    assert kind_of(line).command is command
 
 
 def test_a_typed_line_runs_and_reaches_the_next_question(tmp_path: Path) -> None:

@@ -9,15 +9,19 @@ outside it must come through untouched.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-from sessionutil import Front, open_shell, said
+from sessionutil import (
+    Front,
+    canary,  # noqa: F401 (autouse: checked after every test)
+    open_shell,
+    said,
+)
 
 from cliutil import step
 from conch.agent.events import ToolFinished
 from conch.config.settings import AISettings, LoadedSettings, Settings
+from conch.errors import ProviderError
 from conch.execute.checked import Answer, Choice
 from conch.messages import TextDelta
 from conch.policy import assess
@@ -30,6 +34,7 @@ from conch.shell.events import (
     Listed,
     McpShown,
     Question,
+    Said,
     ScreenCleared,
     TurnEnded,
     TurnStarted,
@@ -38,15 +43,6 @@ from conch.shell.meta import META_COMMANDS, help_lines
 from conch.shell.models import ModelChoice
 from conch.shell.session import ShellSession
 from conch.shell.state import ShellState
-
-
-@pytest.fixture(autouse=True)
-def canary(tmp_path: Path) -> Iterator[None]:
-    path = tmp_path / "canary.txt"
-    path.write_text("untouched\n", encoding="utf-8")
-    yield
-    assert path.read_text(encoding="utf-8") == "untouched\n"
-
 
 # -- meta commands -------------------------------------------------------------------------------
 
@@ -111,6 +107,25 @@ def test_model_switches_by_name_and_the_conversation_stays(tmp_path: Path) -> No
         assert isinstance(models, Listed) and models.lines[-1].startswith("* fast")
     finally:
         session.close()
+
+
+def test_a_model_that_cannot_be_opened_is_a_warning_and_the_shell_goes_on(
+    tmp_path: Path,
+) -> None:
+    sections = {"models": {"cloud": {"provider": "scripted"}}}
+    down = ProviderError("cannot reach http://127.0.0.1:8080")
+    with open_shell(tmp_path, "Still here.", sections=sections, others={"cloud": down}) as shell:
+        events = shell.line(":model cloud")
+        assert events == [
+            Said(
+                "cannot open cloud: cannot reach http://127.0.0.1:8080; scripted answers still",
+                True,
+            )
+        ]
+        assert shell.session.choice.name == "scripted" and not shell.session.pinned
+        assert "Still here." in "".join(
+            e.text for e in shell.line("> are you there?") if isinstance(e, TextDelta)
+        )
 
 
 def test_history_shows_the_saved_records(tmp_path: Path) -> None:

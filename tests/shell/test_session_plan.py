@@ -57,8 +57,27 @@ def test_the_plan_is_kept_in_the_saved_session(tmp_path: Path) -> None:
         shell.line(":auto greet")
         saved = SavedSession.last(shell.state_dir)
         assert saved is not None
-        (record,) = [r for r in saved.records() if r["type"] == "plan"]
-        assert Plan.from_dict(record["plan"]).steps[0].text == "say hello"
+        made, ended = [Plan.from_dict(r["plan"]) for r in saved.records() if r["type"] == "plan"]
+        assert made.steps[0].text == "say hello" and made.steps[0].status == "pending"
+        assert ended.steps[0].status == "done" and ended.steps[0].note == "Hello."
+
+
+def test_continue_takes_the_plan_up_again_until_a_reset(tmp_path: Path) -> None:
+    state_dir, work = tmp_path / "state", tmp_path / "work"
+    with open_shell(tmp_path, PLAN, "Listed.", "Counted.", state_dir=state_dir) as shell:
+        shell.line(":auto list and count the files")
+    with open_shell(
+        tmp_path, "It went well.", state_dir=state_dir, work=work, resume=True
+    ) as shell:
+        plan = shell.session.plan
+        assert plan is not None and plan.goal == "list and count the files"
+        assert [s.status for s in plan.steps] == ["done", "done"]
+        shell.line("> how did it go?")
+        system = shell.provider.sent[0].messages[0].content
+        assert "[plan] Goal: list and count the files\n1. [x] list the files" in system
+        shell.line(":reset")
+    with open_shell(tmp_path, state_dir=state_dir, work=work, resume=True) as shell:
+        assert shell.session.plan is None
 
 
 def test_the_configured_planner_plans_and_the_active_model_works(tmp_path: Path) -> None:

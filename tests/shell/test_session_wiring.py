@@ -6,11 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sessionutil import open_shell, said
 
+from conch.config.settings import AISettings
 from conch.errors import ProviderError
 from conch.messages import Note
-from conch.providers import ScriptedProvider
+from conch.providers import ScriptedProvider, window
+from conch.providers.window import DEFAULT_WINDOW, ContextWindow
 from conch.shell.auto import AutoAgent
 from conch.shell.events import Listed, ShellEvent, TurnStarted
 from conch.shell.fallback import FallbackProvider
@@ -102,6 +105,24 @@ def test_an_unknown_model_in_routing_is_said_at_the_start(tmp_path: Path) -> Non
         assert shell.session.provider_for("code") is shell.session.provider
 
 
+def test_every_request_for_a_command_is_booked_under_the_model_that_answered(
+    tmp_path: Path,
+) -> None:
+    deep = ScriptedProvider.of("ls -t | head -n 3", "du -sh .")
+    sections = {"models": MODELS, "shell": {"routing": {"command": ["deep"]}}}
+    with open_shell(tmp_path, sections=sections, others={"deep": deep}) as shell:
+        first = shell.line("show the 3 newest files")
+        second = shell.line("show how much space this directory takes")
+        assert first[0] == TurnStarted("command", "show the 3 newest files")
+        assert second[0].kind == "command"  # type: ignore[attr-defined]
+        assert len(deep.sent) == 2 and shell.provider.sent == []
+        assert "answered by deep" in said(first) and "answered by deep" in said(second)
+        turns = [(t.model, t.kind) for t in shell.session.book.turns]
+        assert turns == [("deep", "command"), ("deep", "command")]
+        # One chain, one provider: the one the pipeline asks is the one a turn reads.
+        assert shell.session.provider_for("command") is shell.session.provider_for("command")
+
+
 def test_a_request_for_a_command_goes_through_the_chain_too(tmp_path: Path) -> None:
     cloud = ScriptedProvider.of("ls -t | head -n 3")
     sections = {"models": MODELS, "shell": {"fallback": ["cloud"]}}
@@ -164,3 +185,24 @@ def test_the_agent_takes_the_model_s_context_window(tmp_path: Path) -> None:
     sections = {"ai": {"provider": "scripted", "context_window": 12345}}
     with open_shell(tmp_path, sections=sections) as shell:
         assert AutoAgent(shell.session).session.context_tokens == 12345
+
+
+def test_the_context_window_is_asked_once_per_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A server that is down gives the default without it being remembered: the shell
+    # asks once per model all the same, not at every goal.
+    asked: list[str] = []
+
+    def down(ai: AISettings, **kwargs: Any) -> ContextWindow:
+        asked.append(ai.provider)
+        return ContextWindow(DEFAULT_WINDOW, "default", "the server could not be reached")
+
+    monkeypatch.setattr(window, "context_window", down)
+    with open_shell(tmp_path) as shell:
+        (shell.work / "sub").mkdir()
+        first = AutoAgent(shell.session)
+        shell.line("cd sub")
+        again = AutoAgent(shell.session)
+        assert first.session.context_tokens == again.session.context_tokens == DEFAULT_WINDOW
+        assert len(asked) == 1

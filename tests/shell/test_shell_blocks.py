@@ -9,11 +9,14 @@ outside it must come through untouched.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sessionutil import Front, open_shell
+from sessionutil import (
+    Front,
+    canary,  # noqa: F401 (autouse: checked after every test)
+    open_shell,
+)
 
 from conch.execute.checked import Answer
 from conch.shell.context import COMMAND_LINES, suggested_commands
@@ -22,14 +25,6 @@ from conch.shell.events import CommandRan, CommandShown
 KNOWN = frozenset({"cat", "echo", "ls", "python3", "wc", "make"})
 
 HEREDOC = "cat > notes.txt <<'EOF'\nfirst line\n\n# not a comment here\nEOF"
-
-
-@pytest.fixture(autouse=True)
-def canary(tmp_path: Path) -> Iterator[None]:
-    path = tmp_path / "canary.txt"
-    path.write_text("untouched\n", encoding="utf-8")
-    yield
-    assert path.read_text(encoding="utf-8") == "untouched\n"
 
 
 @pytest.mark.parametrize(

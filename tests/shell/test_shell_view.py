@@ -12,8 +12,10 @@ import pytest
 from conch.cli.environment import Environment
 from conch.cli.shellview import FILE_QUESTION, ShellView
 from conch.config.settings import LoadedSettings, Settings
+from conch.errors import NoOneToAsk
 from conch.execute.checked import Choice
 from conch.messages import TextDelta
+from conch.policy import PolicyContext, assess
 from conch.shell.diffs import Proposed, change_for
 from conch.shell.events import FileShown, Question, TurnStarted
 
@@ -27,6 +29,7 @@ def view(
     environ: dict[str, str] | None = None,
     answers: str = "",
     shell: dict[str, object] | None = None,
+    terminal: bool = True,
 ) -> tuple[ShellView, io.StringIO, io.StringIO]:
     out, err = io.StringIO(), io.StringIO()
     env = Environment(
@@ -37,7 +40,8 @@ def view(
         stderr_isatty=False,
         environ={"TERM": "xterm-256color"} if environ is None else environ,
         cwd=tmp_path,
-        terminal=io.StringIO(answers),
+        terminal=io.StringIO(answers) if terminal else None,
+        terminal_checked=not terminal,
     )
     settings = Settings.model_validate({"shell": shell or {}})
     loaded = LoadedSettings(settings, tmp_path / "config.yaml", False)
@@ -98,3 +102,13 @@ def test_an_agent_s_reply_streams_as_it_is(tmp_path: Path) -> None:
     shell.render(TurnStarted("goal", "tidy up"))
     shell.render(TextDelta(REPLY))
     assert "```python\nx = 1\n```" in out.getvalue() and "\x1b[3" not in out.getvalue()
+
+
+def test_a_halt_with_no_terminal_to_type_yes_on_is_not_asked(tmp_path: Path) -> None:
+    # Raised, not answered no: the library audits the step as unasked, not as declined.
+    shell, _, err = view(tmp_path, tty=False, terminal=False)
+    question = Question("halt", "shutdown now", assess("shutdown now", PolicyContext()))
+    with pytest.raises(NoOneToAsk):
+        shell.approve(question)
+    assert "HALT: the agent wants to run" in err.getvalue()
+    assert "refused" not in err.getvalue()

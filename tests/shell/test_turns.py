@@ -80,3 +80,24 @@ def test_a_reply_that_only_replays_the_transcript_is_asked_for_once_more() -> No
     assert again[-2].content == replay and again[-1].content == ANSWER_AGAIN
     assert reply.usage.completion_tokens == sum(len(text.split()) for text in (replay, reply.text))
     assert [m.content for m in context.turns][1:] == [reply.text]  # the nudge is not kept
+
+
+def test_a_command_block_after_a_proposed_file_is_suggested() -> None:
+    # The file's label names its path: every reader pairs the fences the same way, so the
+    # shell block after it is a suggestion and the file's lines are not.
+    reply = (
+        "FILE: src/app.py\n"
+        "```python src/app.py\n"
+        "print('hello')\n"
+        "```\n"
+        "Run it:\n"
+        "```bash\n"
+        "python src/app.py\n"
+        "```"
+    )
+    provider = ScriptedProvider.of(reply)
+    turn = model_turn(Context("system"), provider, "write app.py", GenerationOptions(), files=True)
+    done = drain(turn)
+    assert [file.path for file in done.files] == ["src/app.py"]
+    assert done.files[0].content == "print('hello')\n"
+    assert done.commands == ("python src/app.py",)

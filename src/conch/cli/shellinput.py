@@ -12,13 +12,13 @@ prompt_toolkit is imported here only, when a shell starts: ``conch --help`` neve
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from conch.cli.environment import Environment
-from conch.shell.complete import command_names, path_completions, word_kind
+from conch.shell.complete import CommandNames, path_completions, word_kind
 from conch.shell.meta import meta_names
 from conch.shell.state import ShellState
 
@@ -42,21 +42,6 @@ class LineReader(Protocol):
     def __call__(self, prompt: str, default: str = "") -> Line: ...
 
 
-class CommandNames:
-    """The command names of the shell's PATH and aliases, listed again when either changes."""
-
-    def __init__(self, state: ShellState) -> None:
-        self.state = state
-        self._key: tuple[str, tuple[str, ...]] | None = None
-        self._names: list[str] = []
-
-    def __call__(self) -> list[str]:
-        key = (self.state.env.get("PATH", ""), tuple(sorted(self.state.aliases)))
-        if key != self._key:
-            self._key, self._names = key, command_names(key[0], key[1])
-        return self._names
-
-
 def on_terminal(env: Environment) -> bool:
     """Whether the shell reads the process's own terminal (prompt_toolkit can run)."""
     return (
@@ -67,12 +52,18 @@ def on_terminal(env: Environment) -> bool:
     )
 
 
-def make_line_reader(env: Environment, history: Path | None, state: ShellState) -> LineReader:
+def make_line_reader(
+    env: Environment,
+    history: Path | None,
+    state: ShellState,
+    names: Callable[[], Iterable[str]] | None = None,
+) -> LineReader:
     """The reader for ``env``: prompt_toolkit with ``history`` as its file (None: kept in
-    memory) and completion from ``state`` on the process's terminal; plain lines of
-    ``env.stdin`` otherwise (the prompt on stderr)."""
+    memory) and completion from ``state`` on the process's terminal (command names from
+    ``names``: by default ``conch.shell.complete.CommandNames.listed`` of ``state``); plain
+    lines of ``env.stdin`` otherwise (the prompt on stderr)."""
     if on_terminal(env):
-        return _terminal_reader(env, history, state)
+        return _terminal_reader(env, history, state, names or CommandNames(state).listed)
     return _PlainReader(env)
 
 
@@ -92,14 +83,14 @@ class _PlainReader:
         return Line(text if text.strip() or not default else default)
 
 
-def _terminal_reader(env: Environment, history: Path | None, state: ShellState) -> LineReader:
+def _terminal_reader(
+    env: Environment, history: Path | None, state: ShellState, names: Callable[[], Iterable[str]]
+) -> LineReader:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.completion import Completer
     from prompt_toolkit.filters import is_searching
     from prompt_toolkit.history import FileHistory, History, InMemoryHistory
     from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-
-    names = CommandNames(state)
 
     class ShellCompleter(Completer):
         def get_completions(

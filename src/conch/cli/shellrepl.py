@@ -163,7 +163,7 @@ class ShellLoop:
     def run(self, history: Path) -> int:
         """The loop, with the input history in the file ``history``."""
         session, view = self.session, self.view
-        read = make_line_reader(view.env, history, session.state)
+        read = make_line_reader(view.env, history, session.state, session.names.listed)
         view.read = read
         view.say(
             f"your commands run in {session.state.shell}; plain language goes to "

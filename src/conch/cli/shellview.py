@@ -255,9 +255,8 @@ class ShellView:
         heading = f"HALT: the agent wants to run a {verdict.risk} command:"
         ui.show_command(env, question.command, verdict.risk.value, verdict.reasons, [heading])
         terminal = env.open_terminal()
-        if terminal is None:
-            env.stderr.write("  refused: no terminal to type yes on\n")
-            return Answer.abort()
+        if terminal is None:  # nobody to type yes: the library refuses it as unasked
+            raise NoOneToAsk(question.command)
         env.stderr.write(HALT_QUESTION)
         env.stderr.flush()
         if terminal.readline().strip() == "yes":

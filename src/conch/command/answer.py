@@ -18,7 +18,7 @@ from conch.errors import ModelOutputError
 from conch.messages import GenerationOptions, Message, ProviderEvent, Usage
 from conch.policy import PolicyContext, Verdict, assess
 from conch.providers.base import EventCallback, Provider, drain, respond
-from conch.validate.extract import FENCE, SHELL_LANGS
+from conch.validate.extract import FENCE, SHELL_LANGS, fences
 
 ANSWER_PROMPT = (
     "You are conch, an expert on the Unix shell. Answer the user's question in two or three "
@@ -126,12 +126,14 @@ def split_suggestion(reply: str) -> tuple[str, str | None]:
     shell code block (None when there is none, or when that block holds several commands)."""
     command: str | None = None
     seen = False
-    reply = _ONE_LINE_FENCE.sub(lambda m: f"```\n{m.group(1).strip()}\n```", reply)
-    for lang, body in FENCE.findall(reply):
-        if seen or lang.lower() not in SHELL_LANGS:
+    # A block written on one line becomes one of its own lines, as ``FENCE`` reads blocks.
+    reply = _ONE_LINE_FENCE.sub(lambda m: f"\n```\n{m.group(1).strip()}\n```\n", reply)
+    for fence in fences(reply):
+        if seen or fence.lang.lower() not in SHELL_LANGS:
             continue
         seen = True
-        lines = [_PROMPT_SIGN.sub("", ln).strip() for ln in body.replace("\\\n", " ").split("\n")]
+        body = fence.body.replace("\\\n", " ")
+        lines = [_PROMPT_SIGN.sub("", ln).strip() for ln in body.split("\n")]
         lines = [ln for ln in lines if ln and not ln.startswith("#")]
         if len(lines) == 1:
             command = lines[0]

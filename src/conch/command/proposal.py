@@ -42,15 +42,13 @@ class Proposal:
     def dry_run_seen(self, command: str | None = None) -> str:
         """What the dry run of ``command`` (the proposal's by default) saw, in words: what it
         did, or why it was not tried."""
-        command = self.command if command is None else command
-        for trial in reversed(self.trials):
-            if trial.command == command:
-                seen = trial.observed()
-                if seen is not None:
-                    return seen
-                if trial.verdict.decision is Decision.REJECT:
-                    return "not tried: the safety policy rejects it"
-                break
+        trial = self.trial_for(command)
+        if trial is not None:
+            seen = trial.observed()
+            if seen is not None:
+                return seen
+            if trial.verdict.decision is Decision.REJECT:
+                return "not tried: the safety policy rejects it"
         if self.untried is not None:
             return f"not tried: {self.untried}"
         return "not tried: conch did not propose this command (an edit or a correction)"

@@ -4,7 +4,7 @@
 without the command output the model made up, is kept in the context and the saved session,
 its tokens are counted, and each command it suggests is offered (``conch.shell.offer``) in
 order, after the one before it ran. ``ask_command`` serves a line that asks for a command
-(``conch.shell.request.wants_command``) with the one-shot pipeline: the request joins the
+(``conch.shell.request.kind_of``) with the one-shot pipeline: the request joins the
 conversation as a turn whose answer is the command's ``CMD:`` line, so a question after it
 knows what was proposed, and the command is offered as the pipeline checked it; a reply
 with no command in it at all makes the line a conversational turn instead.
@@ -39,7 +39,7 @@ from conch.shell.turns import Reply, model_turn
 
 if TYPE_CHECKING:
     from conch.providers.base import Provider
-    from conch.shell.fallback import TaskType
+    from conch.shell.routing import TaskType
 
 __all__ = ["ask_command", "ask_model", "not_found", "offer_model"]
 
@@ -86,8 +86,7 @@ def ask_command(parts: ShellParts, text: str) -> Iterator[ShellEvent]:
 
     yield TurnStarted("command", text)
     service = parts.oneshot()
-    provider = parts.provider_for("command")
-    parts.pipeline_on(provider)
+    parts.pipeline_on(parts.provider_for("command"))
     try:
         result, usage = yield from served(service.events(command_request(text, parts.state)))
     except KeyboardInterrupt:
@@ -117,7 +116,7 @@ def ask_command(parts: ShellParts, text: str) -> Iterator[ShellEvent]:
     parts.context.answer(answer)
     yield TurnEnded("command", text, answer, usage)
     reply = Reply(answer, sent, usage, prompt.eviction, (proposal.command,))
-    answered = yield from _answered(parts, provider)
+    answered = yield from _answered(parts, service.provider)  # the provider it asked
     yield from parts.save_turn(text, reply, answered)
     yield from parts.count(usage, "command", model=answered)
     yield from evicted(parts, prompt.eviction, before)

@@ -20,7 +20,8 @@ answer leaves the goal to the agent as a whole.
 The commands the agent ran reach the shell's context like typed ones, and the goal and the
 agent's answer become a turn of the conversation. The agent is kept across goals (with the
 commands the user refused) while the shell stays in the same directory and on the same model.
-Its context window is the model's (``conch.providers.window.context_window``).
+Its context window is the model's (``conch.providers.window.context_window``, asked once per
+model for the session: ``ShellParts.window``).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
     from conch.tools.plan import PlanItem
     from conch.tools.plan import Status as PlanStatus
 
-__all__ = ["GOAL_PREFIX", "AutoAgent", "halting", "plan_items", "run_goal", "step_prompt"]
+__all__ = ["GOAL_PREFIX", "AutoAgent", "halting", "plan_items", "run_goal"]
 
 #: How a goal opens its turn in the shell's conversation.
 GOAL_PREFIX = "[auto] "
@@ -69,7 +70,6 @@ class AutoAgent:
         from conch.agent.loop import Limits
         from conch.agent.session import Session
         from conch.policy import ExecutionMode
-        from conch.providers.window import context_window
         from conch.tools.plan import PlanState
 
         self.root = parts.state.cwd
@@ -95,7 +95,7 @@ class AutoAgent:
             tool_calls=ai.tool_calls,
             options=parts.options,
             limits=Limits(max_iterations=parts.max_steps),
-            context_tokens=context_window(ai).tokens,
+            context_tokens=parts.window(),
         )
         servers = parts.mcp_servers()
         if servers is not None:  # the shell owns them: they outlive this agent
@@ -254,24 +254,12 @@ def _work_through(
     while plan.next() is not None:
         shown = plan_items(plan)
         yield PlanChanged(_before(shown), shown)
-        reply = yield from _stream(parts, agent, step_prompt(plan), spent)
+        reply = yield from _stream(parts, agent, plan.step_prompt(), spent)
         before = plan_items(plan)
         plan.done(_first_line(reply))
         yield PlanChanged(before, plan_items(plan))
+        yield from parts.save({"type": "plan", "plan": plan.to_dict()})  # as --continue finds it
     return reply
-
-
-def step_prompt(plan: Plan) -> str:
-    """What the agent is told for the plan's running step: the plan, then that step (the
-    agent has its tools: ``Plan.step_prompt`` is for a model that suggests commands)."""
-    step = plan.current
-    if step is None:
-        raise ValueError("no step is running")
-    number = plan.steps.index(step) + 1
-    return (
-        f"{plan.as_context()}\n\nDo step {number} of {len(plan.steps)} now, and only it: "
-        f"{step.text}\nThen say in one line what it did."
-    )
 
 
 def _ended(parts: ShellParts, plan: Plan | None, why: str) -> Iterator[ShellEvent]:

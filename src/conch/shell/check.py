@@ -170,7 +170,7 @@ def from_proposal(proposal: Proposal, state: ShellState) -> Checked:
         return Checked(command, verdict)
     problems = _missing(command, state)
     seen, untried = None, proposal.untried
-    trial = next((t for t in reversed(proposal.trials) if t.command == command), None)
+    trial = proposal.trial_for(command)
     run = trial.dry_run if trial is not None else None
     if trial is not None and run is not None:
         if why := _inconclusive(run):

@@ -1,14 +1,53 @@
-"""What Tab offers in ``conch shell``, without the line editor: command names for the first
-word, paths for the others, meta commands after a colon."""
+"""The command names of ``conch shell`` (``CommandNames``: for the router and for Tab), and
+what Tab offers, without the line editor: command names for the first word, paths for the
+others, meta commands after a colon."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
+from typing import TYPE_CHECKING
 
-from conch.shell.route import BUILTINS
+from conch.shell.route import BUILTINS, known_commands
 
-__all__ = ["command_names", "path_completions", "word_kind"]
+if TYPE_CHECKING:
+    from conch.shell.state import ShellState
+
+__all__ = ["CommandNames", "command_names", "path_completions", "word_kind"]
+
+
+class CommandNames:
+    """The command names of the shell ``state``: bash's builtins, its aliases and the
+    programs on its PATH, each view made again when PATH or the aliases change. ``known``
+    is the router's (``conch.shell.route.route``: a program is looked up on PATH when asked
+    about), ``listed`` Tab's (every name, the PATH directories read once)."""
+
+    def __init__(self, state: ShellState) -> None:
+        self.state = state
+        self._key: tuple[str, tuple[str, ...]] | None = None
+        self._known: Container[str] | None = None
+        self._listed: list[str] | None = None
+
+    def known(self) -> Container[str]:
+        """The names the router knows."""
+        path, aliases = self._current()
+        if self._known is None:
+            self._known = known_commands(aliases, path=path)
+        return self._known
+
+    def listed(self) -> list[str]:
+        """Every name, sorted (``command_names``)."""
+        path, aliases = self._current()
+        if self._listed is None:
+            self._listed = command_names(path, aliases)
+        return self._listed
+
+    def _current(self) -> tuple[str, tuple[str, ...]]:
+        """PATH and the aliases now; the views made for others are forgotten."""
+        key = (self.state.env.get("PATH", ""), tuple(sorted(self.state.aliases)))
+        if key != self._key:
+            self._key, self._known, self._listed = key, None, None
+        return key
 
 
 def command_names(path: str | None, extra: Iterable[str] = ()) -> list[str]:

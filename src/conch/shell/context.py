@@ -30,7 +30,7 @@ from conch.agent.conversation import TokenCounter, estimate_tokens, message_toke
 from conch.messages import Message
 from conch.policy.parse import ParseFailure, parse_tree
 from conch.shell.route import known_commands, route
-from conch.validate.extract import FENCE, SHELL_LANGS, clean_command
+from conch.validate.extract import SHELL_LANGS, clean_command, fences
 
 __all__ = [
     "BUFFER_COMMANDS",
@@ -286,18 +286,18 @@ def suggested_commands(
     """
     text = reply.replace("\r\n", "\n")
     found: list[tuple[int, list[str]]] = []
-    fences: list[tuple[int, int]] = []
-    for fence in FENCE.finditer(text):
-        fences.append(fence.span())
-        if any(start <= fence.start() < end for start, end in skip):
+    blocks = fences(text)
+    for fence in blocks:
+        start = fence.span[0]
+        if any(begin <= start < end for begin, end in skip):
             continue
-        if known is None and not fence.group(1):
+        if known is None and not fence.lang:
             known = known_commands()
-        commands = block_commands(fence.group(1), fence.group(2), known)
+        commands = block_commands(fence.lang, fence.body, known)
         if commands is not None:
-            found.append((fence.start(), commands))
+            found.append((start, commands))
     for line in _CMD_LINE.finditer(text):
-        if not any(start <= line.start() < end for start, end in fences):
+        if not any(begin <= line.start() < end for begin, end in (f.span for f in blocks)):
             found.append((line.start(), [line.group(1)]))
     found.sort(key=lambda item: item[0])
     cleaned = (clean_command(command) for _, commands in found for command in commands)

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from conch.errors import ConchError
 from conch.storage.files import atomic_write_text
+from conch.validate.extract import fences
 
 __all__ = [
     "FILE",
@@ -57,9 +58,6 @@ MAX_BYTES = 512 * 1024
 _SHORTER = 0.5
 _MIN_LINES = 12
 
-_FENCE = re.compile(
-    r"^(?P<ticks>`{3,})[ \t]*(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=ticks)[ \t]*$", re.S | re.M
-)
 _FILE_LINE = re.compile(r"^\s*FILE:\s*(?P<path>.+?)\s*$")
 # A line that is only a path, perhaps in backticks or bold, perhaps ending with a colon.
 _PATH_LINE = re.compile(r"^\s*(?:\*\*|`)?(?P<path>[\w./-]+)(?:\*\*|`)?\s*:?\s*$")
@@ -134,15 +132,15 @@ def proposed_files(reply: str) -> list[Proposed]:
     that is only a path, or whose label names a file. A path proposed twice keeps its last
     block."""
     found: dict[str, Proposed] = {}
-    for fence in _FENCE.finditer(reply):
-        info = fence.group("info").strip()
-        path = _named_before(reply[: fence.start()]) or _named_in(info)
+    for fence in fences(reply):
+        if not fence.closed:  # cut short: writing it would lose the rest of the file
+            continue
+        path = _named_before(reply[: fence.span[0]]) or _named_in(fence.label)
         if path is None:
             continue
-        lang = info.replace(":", " ").split()[0] if info else ""
-        lang = "" if lang == path or _PATH.match(lang) else lang
+        lang = "" if fence.lang == path or _PATH.match(fence.lang) else fence.lang
         found.pop(path, None)
-        found[path] = Proposed(path, fence.group("body"), lang, fence.span())
+        found[path] = Proposed(path, fence.body, lang, fence.span)
     return list(found.values())
 
 

@@ -1,36 +1,28 @@
-"""Which models answer a line of ``conch shell``, and the next one when the first fails.
+"""A ``Provider`` over a chain of models: the next one asked when the first fails.
 
-A line for the model is a ``question`` (asked about something), a ``command`` (asked for
-something done on this machine) or ``code`` (written, fixed or explained): ``task_type``
-tells them apart with word patterns (``conch.command.intent.classify`` for questions and
-tasks), in microseconds. ``pick_chain`` turns that into an ordered chain of configured
-models (``shell.routing``, then ``shell.fallback``; local models first by default, so a
-remote model is asked only when the local one fails), and ``FallbackProvider`` is a
-``Provider`` that tries the chain in order: it moves on when a model raises an error, stays
-silent for ``shell.first_token_timeout_s`` before its reply begins, or replies with nothing
-at all, says so in a
-``Note`` event, and records every ``Attempt`` (which model answered, and why each before it
-was passed over).
+``FallbackProvider`` tries the chain (``conch.shell.routing.pick_chain`` picks it) in order:
+it moves on when a model raises an error, stays silent for ``shell.first_token_timeout_s``
+before its reply begins, or replies with nothing at all, says so in a ``Note`` event, and
+records every ``Attempt`` (which model answered, and why each before it was passed over).
 
 Once a model's reply has begun, its text has been shown: a failure after that is raised as
-it is, never papered over by another model's answer.
+it is, never papered over by another model's answer. A model's provider is opened on the
+caller's thread, when the model is first asked (opening may ask the user for an API key);
+with a first-token timeout, only its ``stream`` is pulled on a thread of its own, so that
+the wait for its first words can end.
 """
 
 from __future__ import annotations
 
 import queue
-import re
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Literal, cast, get_args
-from urllib.parse import urlparse
+from typing import Literal, cast
 
-from conch.command.intent import Intent, classify
-from conch.config.settings import AISettings, Settings
-from conch.errors import ConchError, ConfigError, ProviderError, UsageError
+from conch.errors import ConchError, ProviderError
 from conch.messages import (
     Finished,
     GenerationOptions,
@@ -42,181 +34,11 @@ from conch.messages import (
     ToolSpec,
     Usage,
 )
-from conch.providers.base import Provider, create_provider
-from conch.shell.models import ModelChoice, choose_model, default_choice
+from conch.providers.base import Provider
 
-__all__ = [
-    "TASK_TYPES",
-    "Attempt",
-    "FallbackProvider",
-    "FallbackSettings",
-    "Link",
-    "NoModelAnswered",
-    "Outcome",
-    "TaskType",
-    "chain_provider",
-    "is_local",
-    "pick_chain",
-    "task_type",
-]
+__all__ = ["Attempt", "FallbackProvider", "Link", "NoModelAnswered", "Outcome"]
 
-TaskType = Literal["question", "command", "code"]
-TASK_TYPES: tuple[TaskType, ...] = get_args(TaskType)
 Outcome = Literal["answered", "error", "timeout", "empty", "busy"]
-
-_SOURCE = r"py|pyi|js|mjs|ts|tsx|jsx|go|rs|c|h|cc|cpp|hpp|java|kt|rb|php|lua|swift|cs|scala|sql|sh"
-_SOURCE_FILE = re.compile(rf"[\w./-]+\.(?:{_SOURCE})\b", re.I)
-_CODE_TERMS = re.compile(
-    r"\b(?:traceback|stack ?trace|segfault|syntax ?error|compiler? error|type ?error"
-    r"|\w+(?:Error|Exception)\b|unit tests?|refactor\w*|code review|regex(?:es)?"
-    r"|regular expression|function|method|class|decorator|snippet|source code)\b",
-    re.I,
-)
-_CODE_VERBS = re.compile(
-    r"\b(?:write|implement|refactor|rewrite|debug|fix|patch|edit|change|modify|add|rename"
-    r"|explain|review|document|test|optimi[sz]e|port|translate)\b",
-    re.I,
-)
-_PROGRAM = re.compile(r"\b(?:script|program|code|parser|module|library|test suite)s?\b", re.I)
-_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0", "[::1]"})
-_LOCAL_PROVIDERS = frozenset({"local", "scripted"})
-
-
-def task_type(text: str) -> TaskType:
-    """What kind of line ``text`` (one sent to the model) is: ``code`` when it shows or
-    names code (a code block, a traceback or error name, a source file or a program with a
-    verb that writes or explains it, words such as *function*, *regex*, *refactor*), else
-    ``question`` or ``command`` as ``conch.command.intent.classify`` says."""
-    if "```" in text or _CODE_TERMS.search(text):
-        return "code"
-    if _CODE_VERBS.search(text) and (_SOURCE_FILE.search(text) or _PROGRAM.search(text)):
-        return "code"
-    return "question" if classify(text) is Intent.QUESTION else "command"
-
-
-def is_local(ai: AISettings) -> bool:
-    """Whether ``ai`` runs on this machine: the embedded model, or a server on a loopback
-    address (a llama.cpp server on 127.0.0.1)."""
-    if ai.provider in _LOCAL_PROVIDERS:
-        return True
-    if ai.provider != "openai" or not ai.base_url:
-        return False
-    host = (urlparse(ai.base_url).hostname or "").lower()
-    return host in _LOCAL_HOSTS or host.startswith("127.") or host.endswith(".localhost")
-
-
-@dataclass(frozen=True, slots=True)
-class FallbackSettings:
-    """The routing and fallback settings of the ``shell`` section.
-
-    ``routing``: the models that answer each task type, in order, by name (an entry of
-    ``models:``, or the ``ai`` section by the name the prompt shows; a type without an
-    entry: the active model); ``fallback``: models tried after them; ``first_token_timeout_s``:
-    how long a model may stay silent before its reply begins (None: the provider's own
-    ``timeout`` applies); ``local_first``: local models before remote ones in a chain;
-    ``on_empty``: an empty reply counts as a failure.
-    """
-
-    routing: Mapping[TaskType, tuple[str, ...]] = field(default_factory=dict)
-    fallback: tuple[str, ...] = ()
-    first_token_timeout_s: float | None = None
-    local_first: bool = True
-    on_empty: bool = True
-
-    @classmethod
-    def from_mapping(cls, shell: Mapping[str, Any]) -> FallbackSettings:
-        """The settings from the ``shell`` section's keys (``routing``, ``fallback``,
-        ``first_token_timeout_s``, ``local_first``, ``fallback_on_empty``); other keys are
-        ignored. ConfigError naming the key when a value has the wrong shape."""
-        raw_routing = shell.get("routing") or {}
-        if not isinstance(raw_routing, Mapping):
-            raise ConfigError("shell.routing must map question, command and code to models")
-        routing: dict[TaskType, tuple[str, ...]] = {}
-        for kind, names in raw_routing.items():
-            if kind not in TASK_TYPES:
-                raise ConfigError(
-                    f"shell.routing.{kind}: not a task type (use {', '.join(TASK_TYPES)})"
-                )
-            routing[kind] = _names(names, f"shell.routing.{kind}")
-        timeout = shell.get("first_token_timeout_s")
-        if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
-        ):
-            raise ConfigError("shell.first_token_timeout_s must be a number of seconds above 0")
-        flags = {}
-        for key in ("local_first", "fallback_on_empty"):
-            value = shell.get(key, True)
-            if not isinstance(value, bool):
-                raise ConfigError(f"shell.{key} must be true or false")
-            flags[key] = value
-        return cls(
-            routing,
-            _names(shell.get("fallback") or [], "shell.fallback"),
-            None if timeout is None else float(timeout),
-            flags["local_first"],
-            flags["fallback_on_empty"],
-        )
-
-    def problems(self, settings: Settings) -> list[str]:
-        """The names these settings give that ``settings`` has no model of, one line each."""
-        named = [(f"shell.routing.{k}", n) for k, names in self.routing.items() for n in names]
-        named += [("shell.fallback", n) for n in self.fallback]
-        found = []
-        active = default_choice(settings.ai)
-        for key, name in named:
-            try:
-                _choice(settings, name, active, key)
-            except UsageError as exc:
-                found.append(str(exc))
-        return found
-
-
-def pick_chain(
-    task: TaskType,
-    settings: Settings,
-    active: ModelChoice,
-    fallback: FallbackSettings,
-    *,
-    pinned: bool = False,
-) -> list[ModelChoice]:
-    """The models to try for a line of type ``task``, each once: ``shell.routing``'s
-    models for it (the ``active`` one when it has none, or when the user ``pinned`` the
-    active model with ``:model``/``--model``), then ``shell.fallback``'s. With
-    ``local_first`` the local models of the chain come before the remote ones (the order
-    otherwise kept), except that a pinned model stays first. UsageError for an unknown
-    name."""
-    head = [active] if pinned or task not in fallback.routing else []
-    names = [] if head else list(fallback.routing[task])
-    chain = head + [_choice(settings, name, active) for name in (*names, *fallback.fallback)]
-    unique: list[ModelChoice] = []
-    for choice in chain:
-        if all(choice.name != seen.name for seen in unique):
-            unique.append(choice)
-    if not fallback.local_first:
-        return unique
-    fixed, rest = (unique[:1], unique[1:]) if pinned else ([], unique)
-    return fixed + sorted(rest, key=lambda choice: not is_local(choice.ai))
-
-
-def _choice(
-    settings: Settings, name: str, active: ModelChoice, key: str = "shell.routing"
-) -> ModelChoice:
-    """The model called ``name``: the active one, an entry of ``models:``, or the ``ai``
-    section by the name the prompt shows for it."""
-    if name == active.name:
-        return active
-    ai = default_choice(settings.ai)
-    if name == ai.name and name not in settings.models:
-        return ai
-    return choose_model(settings, name, key)
-
-
-def _names(value: object, key: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list | tuple) or not all(isinstance(v, str) and v for v in value):
-        raise ConfigError(f"{key} must be a model name or a list of model names")
-    return tuple(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,13 +171,17 @@ class FallbackProvider:
         tools: Sequence[ToolSpec] | None,
     ) -> Iterator[ProviderEvent]:
         """The link's events; with a first-token timeout, pulled on a thread of their own so
-        the wait can end (a reply given up on is stopped at its next event)."""
+        the wait can end (a reply given up on is stopped at its next event). The model is
+        opened here, on the caller's thread, either way: opening it may ask on the
+        terminal (a missing API key), which a worker thread must never do."""
         timeout = self.first_token_timeout_s
-        if timeout is None:
-            return iter(link.get().stream(messages, options, tools))
-        if link.worker is not None and link.worker.is_alive():
+        if timeout is not None and link.worker is not None and link.worker.is_alive():
             raise _Passed("busy", "still busy with a reply given up on")
-        return _Timed(link, messages, options, tools, timeout)
+        provider = link.get()
+        if timeout is None:
+            return iter(provider.stream(messages, options, tools))
+        stream = partial(provider.stream, messages, options, tools)
+        return _Timed(link, stream, timeout)
 
 
 def _until_reply(
@@ -411,23 +237,17 @@ class _Timed:
     """A link's events pulled on a worker thread, so that waiting for them can end: until
     the reply begins (its first text, tool call or end), a silence of ``timeout`` seconds
     (no event at all; a stage such as loading the model counts as one) ends it with
-    ``_Passed``. ``close`` tells the worker to stop at its next event."""
+    ``_Passed``. The worker is given the opened model's ``stream`` only. ``close`` tells
+    the worker to stop at its next event."""
 
     def __init__(
-        self,
-        link: Link,
-        messages: Sequence[Message],
-        options: GenerationOptions,
-        tools: Sequence[ToolSpec] | None,
-        timeout: float,
+        self, link: Link, stream: Callable[[], Iterable[ProviderEvent]], timeout: float
     ) -> None:
         self._queue: queue.Queue[tuple[str, object]] = queue.Queue()
         self._stop = threading.Event()
         self._timeout: float | None = timeout
         self._ended = False
-        worker = threading.Thread(
-            target=self._pull, args=(link, messages, options, tools), daemon=True
-        )
+        worker = threading.Thread(target=self._pull, args=(stream,), daemon=True)
         link.worker = worker
         worker.start()
 
@@ -457,16 +277,10 @@ class _Timed:
         self._ended = True
         self._stop.set()
 
-    def _pull(
-        self,
-        link: Link,
-        messages: Sequence[Message],
-        options: GenerationOptions,
-        tools: Sequence[ToolSpec] | None,
-    ) -> None:
+    def _pull(self, stream: Callable[[], Iterable[ProviderEvent]]) -> None:
         events: Iterator[ProviderEvent] | None = None
         try:
-            events = iter(link.get().stream(messages, options, tools))
+            events = iter(stream())
             for event in events:
                 if self._stop.is_set():
                     break
@@ -477,20 +291,3 @@ class _Timed:
             self._queue.put(("end", None))
         finally:
             _close(events)
-
-
-def chain_provider(
-    chain: Sequence[ModelChoice],
-    fallback: FallbackSettings,
-    factory: Callable[[AISettings], Provider] = create_provider,
-    *,
-    opener: Callable[[ModelChoice], Provider] | None = None,
-) -> FallbackProvider:
-    """A ``FallbackProvider`` over ``chain`` (``pick_chain``), each model's provider made
-    when it is first asked: by ``opener`` from the choice when given (a shell reuses the
-    providers it has open), else by ``factory`` from its settings."""
-
-    open_choice = opener or (lambda choice: factory(choice.ai))
-    links = [Link(choice.name, partial(open_choice, choice)) for choice in chain]
-    timeout = fallback.first_token_timeout_s
-    return FallbackProvider(links, first_token_timeout_s=timeout, on_empty=fallback.on_empty)

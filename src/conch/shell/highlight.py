@@ -25,17 +25,10 @@ from types import ModuleType
 from typing import Any, Literal
 
 from conch import sanitize
+from conch.validate.extract import fences
 
 __all__ = ["Highlighter", "available", "color_wanted", "lexer_name"]
 
-# A fence: its indentation, its backticks (three or more), its label; the body; the closing
-# fence of as many backticks (an unclosed last block runs to the end of the text).
-_FENCE = re.compile(
-    r"^(?P<indent>[ \t]*)(?P<ticks>`{3,})[ \t]*(?P<info>[^\n`]*)\n"
-    r"(?P<body>.*?)"
-    r"(?P<close>^[ \t]*(?P=ticks)[ \t]*$|\Z)",
-    re.S | re.M,
-)
 # Labels that name a terminal session rather than a script.
 _SESSIONS = frozenset({"console", "shell-session", "terminal"})
 _ALIASES = {"sh": "bash", "shell": "bash", "zsh": "bash", "py": "python", "js": "javascript"}
@@ -116,10 +109,10 @@ class Highlighter:
             return text
         out: list[str] = []
         position = 0
-        for fence in _FENCE.finditer(text):
-            body_start, body_end = fence.span("body")
+        for fence in fences(text):
+            body_start, body_end = fence.body_span
             out.append(text[position:body_start])
-            out.append(self.code(fence.group("body"), fence.group("info")))
+            out.append(self.code(fence.body, fence.label))
             position = body_end
         out.append(text[position:])
         return "".join(out)

@@ -35,6 +35,7 @@ from conch.errors import EMPTY_REPLY, ConchError, ModelOutputError
 from conch.messages import GenerationOptions, Message, Usage
 from conch.providers.base import EventCallback, Provider, complete
 from conch.shell.context import EXEC_TAG
+from conch.shell.sessions import read_json_lines
 from conch.storage.files import append_line, atomic_write_text
 
 __all__ = [
@@ -159,21 +160,8 @@ class MemoryStore:
 
     def entries(self) -> list[MemoryEntry]:
         """Every summary, oldest first (a damaged line is skipped)."""
-        try:
-            text = self.path.read_text(encoding="utf-8", errors="replace")
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            raise MemoryStoreError(f"cannot read the memory file {self.path}: {exc}") from None
-        found: list[MemoryEntry] = []
-        for line in text.splitlines():
-            try:
-                entry = MemoryEntry.from_dict(json.loads(line))
-            except ValueError:
-                continue
-            if entry is not None:
-                found.append(entry)
-        return found
+        found = read_json_lines(self.path, "the memory file", MemoryStoreError)
+        return [entry for data in found if (entry := MemoryEntry.from_dict(data)) is not None]
 
     def add(self, summary: str, *, cwd: str, model: str, session: str = "") -> MemoryEntry:
         """Remember a session's summary; the oldest go past ``keep``. ValueError for an

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conch.errors import UsageError
+from conch.errors import ConchError, UsageError
 from conch.shell.auto import run_goal
 from conch.shell.events import Help, Left, Listed, McpShown, Said, ScreenCleared, ShellEvent
 from conch.shell.parts import ShellParts
@@ -186,7 +186,12 @@ def _model(parts: ShellParts, argument: str) -> Iterator[ShellEvent]:
     if choice.name == parts.choice.name:
         yield Said(f"{choice.name} is answering already")
         return
-    parts.switch(choice)
+    try:
+        parts.switch(choice)
+    except (ConchError, OSError) as exc:  # the model cannot be opened: the shell goes on
+        still = parts.choice.name
+        yield Said(f"cannot open {choice.name}: {exc}; {still} answers still", warning=True)
+        return
     yield Said(f"{choice.name} answers from now on (the conversation stays)")
 
 

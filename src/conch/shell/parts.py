@@ -5,7 +5,7 @@ it sees (``conch.shell.context.Context``), the cost book, the saved session, the
 callbacks (``Approve``, ``Edit``), and the services it opens on first use (the checker of
 suggestions, the one-shot pipeline, the MCP servers, the other models of a fallback chain).
 Its methods run a line, save a record, count a turn's tokens, pick the provider of a turn
-(``provider_for``: the active model, or a chain of them, ``conch.shell.fallback``) and make
+(``provider_for``: the active model, or a chain of them, ``conch.shell.routing``) and make
 the system prompt the model reads (``refresh_system``: the shell's prompt, then the
 memory of earlier sessions, the summary of the turns the window let go, the project's tree
 and the plan of an ``:auto`` goal); those that have something to tell are generators of
@@ -22,14 +22,14 @@ from collections.abc import Callable, Container, Generator, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from conch.shell.complete import CommandNames
 from conch.shell.context import Context
 from conch.shell.cost import CostBook, Estimate, Price
 from conch.shell.events import Approve, CommandRan, Edit, Output, Running, Said, ShellEvent
-from conch.shell.fallback import FallbackSettings
 from conch.shell.memory import MemoryStore
 from conch.shell.models import ModelChoice
 from conch.shell.prompt import prompt_text
-from conch.shell.route import known_commands
+from conch.shell.routing import FallbackSettings
 from conch.shell.run import append_history, history_file, run_line
 from conch.shell.sessions import SavedSession, ShellSessionError
 from conch.shell.state import ShellState
@@ -44,9 +44,10 @@ if TYPE_CHECKING:
     from conch.policy.rules import Permissions
     from conch.providers.base import Provider
     from conch.shell.check import Checked, Checker
-    from conch.shell.fallback import TaskType
+    from conch.shell.fallback import FallbackProvider
     from conch.shell.preplan import Plan
     from conch.shell.project import ProjectContext
+    from conch.shell.routing import TaskType
     from conch.shell.turns import Reply
 
 __all__ = ["REPLY_TOKENS", "SHELL_STEPS", "OpenModel", "ShellParts"]
@@ -128,9 +129,11 @@ class ShellParts:
                 max_bytes=self.settings.project_max_bytes,
                 home=state.home(),
             )
-        self.fallback = FallbackSettings.from_mapping(self.settings.model_dump())
+        self.fallback = FallbackSettings.from_settings(self.settings)
         self.pinned = pinned
         self._opened: dict[str, Provider] = {}  # other models a chain opened, by name
+        self._chains: dict[tuple[str, ...], FallbackProvider] = {}  # by their models' names
+        self._windows: dict[str, int] = {}  # context windows in tokens, by model name
         self._pipeline: Provider | None = None  # the one-shot pipeline's provider now
         prices = {
             name: Price(p.input_per_million, p.output_per_million)
@@ -147,7 +150,7 @@ class ShellParts:
         self._open_mcp = open_mcp
         self._mcp: McpServers | None = None
         self._mcp_started = False
-        self._known: tuple[tuple[str, tuple[str, ...]], Container[str]] | None = None
+        self.names = CommandNames(state)
         self._checker: Checker | None = None
         self._oneshot: OneShot | None = None
 
@@ -172,15 +175,19 @@ class ShellParts:
         self._count_with(provider)
         self.provider.close()
         self.provider, self.choice, self.auto, self._oneshot = provider, choice, None, None
+        self._chains.clear()  # their links may hold the provider just closed
         self.pinned = True
 
     def provider_for(self, task: TaskType) -> Provider:
         """The provider of a model turn of type ``task``: with ``shell.routing`` or
         ``shell.fallback`` set, a ``FallbackProvider`` over the chain ``pick_chain`` makes
         (the models opened as they are first asked, and kept); else, or when the chain is
-        the active model alone or names an unknown model, the active model's."""
+        the active model alone or names an unknown model, the active model's. One chain is
+        one provider, the same for every turn (until ``:model``): what it records
+        (``answered_by``) is the last turn's, whoever kept it (the one-shot pipeline
+        keeps the provider it was first given)."""
         from conch.errors import UsageError
-        from conch.shell.fallback import chain_provider, pick_chain
+        from conch.shell.routing import chain_provider, pick_chain
 
         if not self.fallback.routing and not self.fallback.fallback:
             return self.provider
@@ -189,9 +196,12 @@ class ShellParts:
             chain = pick_chain(task, settings, self.choice, self.fallback, pinned=self.pinned)
         except UsageError:  # said once, at the start (ShellSession.open)
             return self.provider
-        if [c.name for c in chain] == [self.choice.name]:
+        names = tuple(c.name for c in chain)
+        if names == (self.choice.name,):
             return self.provider
-        return chain_provider(chain, self.fallback, opener=self.provider_of)
+        if names not in self._chains:
+            self._chains[names] = chain_provider(chain, self.fallback, opener=self.provider_of)
+        return self._chains[names]
 
     def provider_of(self, choice: ModelChoice) -> Provider:
         """The provider of ``choice`` (for a chain, the planner): the active one, or one
@@ -201,6 +211,16 @@ class ShellParts:
         if choice.name not in self._opened:
             self._opened[choice.name] = self._open_model(choice)
         return self._opened[choice.name]
+
+    def window(self) -> int:
+        """The active model's context window in tokens (``conch.providers.window``), asked
+        once per model for the whole session: a server that is down is not probed again
+        at every goal (the default window stands until the shell starts again)."""
+        if self.choice.name not in self._windows:
+            from conch.providers.window import context_window
+
+            self._windows[self.choice.name] = context_window(self.choice.ai).tokens
+        return self._windows[self.choice.name]
 
     def refresh_system(self) -> None:
         """The system prompt for the next turn: the shell's own, then the memory of earlier
@@ -251,7 +271,9 @@ class ShellParts:
         return self._oneshot
 
     def pipeline_on(self, provider: Provider | None) -> None:
-        """The provider the one-shot pipeline asks from now on (None: the active model's)."""
+        """The provider the one-shot pipeline is opened on (None: the active model's). The
+        pipeline keeps the first it is given until ``:model`` makes a new one, which is why
+        ``provider_for`` gives one provider per chain: the same one every time."""
         self._pipeline = provider
 
     def count(
@@ -276,11 +298,9 @@ class ShellParts:
         return prompt_text(self.state.cwd, self.state.home(), self.choice.name, self.autonomous)
 
     def known(self) -> Container[str]:
-        """The command names the router knows, built again when PATH or the aliases change."""
-        key = (self.state.env.get("PATH", ""), tuple(sorted(self.state.aliases)))
-        if self._known is None or self._known[0] != key:
-            self._known = (key, known_commands(key[1], path=key[0]))
-        return self._known[1]
+        """The command names the router knows (``names``: made again when PATH or the
+        aliases change)."""
+        return self.names.known()
 
     def check(self, command: str) -> Checked:
         """A suggested command checked where it would run (``conch.shell.check``)."""

@@ -153,15 +153,16 @@ class Plan:
         return "\n".join(lines)
 
     def step_prompt(self) -> str:
-        """What the executing model is told for the running step: the plan, then which step
-        to carry out now."""
+        """What the agent of ``:auto`` (``conch.shell.auto``) is told for the running step:
+        the plan, then which step to carry out now, and only it, and to say what it did.
+        ValueError when no step is running."""
         step = self.current
         if step is None:
             raise ValueError("no step is running")
         number = self.steps.index(step) + 1
         return (
-            f"{self.as_context()}\n\nDo step {number} of {len(self.steps)} now: {step.text}\n"
-            "Only this step. Suggest a command on a CMD: line if one is needed."
+            f"{self.as_context()}\n\nDo step {number} of {len(self.steps)} now, and only it: "
+            f"{step.text}\nThen say in one line what it did."
         )
 
     def to_dict(self) -> dict[str, Any]:

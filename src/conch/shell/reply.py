@@ -35,12 +35,11 @@ from enum import Enum
 
 from conch.shell.context import CMD, PROMPT, block_commands, is_transcript
 from conch.shell.diffs import names_file
-from conch.validate.extract import clean_command
+from conch.validate.extract import Fence, clean_command, fence_opening
 
 __all__ = ["Cleaned", "ReplyFilter", "clean_reply"]
 
 _EXIT_LINE = re.compile(r"^\s*exit code: -?\d+\s*$", re.IGNORECASE)
-_FENCE = re.compile(r"^\s*```[ \t]*([\w+-]*)")
 _PROMPT_LINE = re.compile(r"^\s*(?:\$|[\w.-]+@[\w.-]+:\S*[$#]) \S")
 _CONTINUATION = "> "
 _FILE_LINE = re.compile(r"^\s*FILE:\s*\S")
@@ -89,6 +88,7 @@ class ReplyFilter:
         self._partial = ""  # a line not ended yet
         self._mode = _Mode.TEXT
         self._fence: list[str] | None = None  # an open code block, its opening line first
+        self._opening = Fence("")  # the fence that opened it
         self._held: list[str] = []  # a line ending with ':', waiting for what it introduces
         self._replay: str | None = None  # a CMD line repeating a command that ran
         self._blanks = 0  # blank lines waiting for the next line shown
@@ -134,7 +134,7 @@ class ReplyFilter:
     def _line(self, line: str) -> None:
         if self._fence is not None:
             self._fence.append(line)
-            if line.strip().startswith("```"):
+            if self._opening.closed_by(line):
                 self._close_fence()
             return
         if self._replay is not None:
@@ -149,8 +149,9 @@ class ReplyFilter:
         if not line.strip():
             self._blank()
             return
-        if _FENCE.match(line):
-            self._fence = [line]
+        opening = fence_opening(line)
+        if opening is not None:
+            self._fence, self._opening = [line], opening
             return
         if _FILE_LINE.match(line):
             self._show(line)
@@ -186,7 +187,7 @@ class ReplyFilter:
         """Whether a line right after a command would be left out as its output."""
         return not (
             line.startswith(CMD)
-            or _FENCE.match(line)
+            or fence_opening(line) is not None
             or _PROMPT_LINE.match(line)
             or _reads_as_prose(line)
         )
@@ -212,14 +213,14 @@ class ReplyFilter:
     def _close_fence(self) -> None:
         assert self._fence is not None
         lines, self._fence = self._fence, None
-        opening = _FENCE.match(lines[0])
-        lang = opening.group(1) if opening else ""
-        closed = len(lines) > 1 and lines[-1].strip().startswith("```")
+        opening = self._opening
+        lang = opening.lang
+        closed = len(lines) > 1 and opening.closed_by(lines[-1])
         body = lines[1:-1] if closed else lines[1:]
         text = "\n".join(body)
         self._mode = _Mode.TEXT
         file, self._file = self._file, False
-        if file or names_file(lines[0].strip().lstrip("`")):
+        if file or names_file(opening.label):
             self._show_block(lines)  # a proposed file, not output
             return
         if is_transcript(lang, text):
@@ -271,7 +272,7 @@ class ReplyFilter:
         self._shown_any = True
 
     def _drop(self, lines: list[str]) -> None:
-        counted = [line for line in lines if line.strip() and not _FENCE.match(line)]
+        counted = [line for line in lines if line.strip() and fence_opening(line) is None]
         self.dropped += len(counted)
         if counted:
             self._cut = True

@@ -4,10 +4,10 @@ pipeline (``conch.command.oneshot.OneShot``, the call ``conch "request"`` makes)
 The conversational reply of a small model is a weak source of commands; the one-shot
 pipeline is the measured one: worked examples, answers reviewed, candidates dry-run among
 the real files, a repair when the chosen one fails, validation, the policy's verdict. So a
-line the router sent to the model goes there when ``wants_command`` says it asks for a
-command:
+line the router sent to the model goes there when ``kind_of`` says it asks for a command
+(``LineKind.command``, which ``conch.shell.session.ShellSession.handle`` reads):
 
-1. its task type is ``command`` (``kind_of``: ``conch.shell.fallback.task_type``, the one
+1. its task type is ``command`` (``kind_of``: ``conch.shell.routing.task_type``, the one
    classification of the line, which also picks the models that answer it): not a question
    (``conch.command.intent.classify``; a question stays a conversation: its answer is
    prose, with suggestions checked as ``conch.shell.check`` checks them), and not ``code``
@@ -41,10 +41,10 @@ from conch.shell.turns import shell_policy
 if TYPE_CHECKING:
     from conch.command.oneshot import OneShotRequest, OneShotResult
     from conch.command.proposal import PipelineEvent
-    from conch.shell.fallback import TaskType
+    from conch.shell.routing import TaskType
     from conch.shell.state import ShellState
 
-__all__ = ["LineKind", "command_request", "kind_of", "served", "wants_command"]
+__all__ = ["LineKind", "command_request", "kind_of", "served"]
 
 # Words that open a statement about the user or the conversation, a greeting, a reply, or a
 # follow-up: the conversation's, not a request for a command.
@@ -77,7 +77,7 @@ _WORD = re.compile(r"[a-z']+")
 @dataclass(frozen=True, slots=True)
 class LineKind:
     """What a line for the model is: its ``task`` type (``question``, ``command`` or
-    ``code``: ``conch.shell.fallback.task_type``, which picks the models that answer it)
+    ``code``: ``conch.shell.routing.task_type``, which picks the models that answer it)
     and whether the one-shot pipeline serves it (``command``: a ``command`` task that
     stands on its own and reads as a request)."""
 
@@ -90,16 +90,10 @@ def kind_of(text: str) -> LineKind:
     ``conch.command.intent.classify``, inside ``task_type``) and, from it, whether it asks
     for a command (the rules are the module's; a ``code`` line is a conversation: code is
     written and explained in prose and files, not in one command line)."""
-    from conch.shell.fallback import task_type
+    from conch.shell.routing import task_type
 
     task = task_type(text)
     return LineKind(task, task == "command" and _stands_alone(text))
-
-
-def wants_command(text: str) -> bool:
-    """Whether the line ``text`` (sent to the model by the router, not forced) asks for a
-    command the one-shot pipeline should make (``kind_of``)."""
-    return kind_of(text).command
 
 
 def _stands_alone(text: str) -> bool:

@@ -27,8 +27,9 @@ every input line does::
   end through ``approve`` and ``edit`` and never prints, reads stdin or exits.
 
 ``open`` starts with the memory of earlier sessions in the directory
-(``conch.shell.remember.recall``); ``:quit`` (and ``leave``, for Ctrl+D) writes the
-session's summary first.
+(``conch.shell.remember.recall``); with ``resume`` it takes up the last saved session: its
+turns, the summary of the turns its window let go and the plan of its last ``:auto`` goal.
+``:quit`` (and ``leave``, for Ctrl+D) writes the session's summary first.
 
 Ctrl+C (``KeyboardInterrupt``, raised while the session works or thrown into the stream
 while the front end renders an event) stops a model turn, a correction or a goal and the
@@ -38,7 +39,7 @@ stream goes on to say so; anywhere else it ends the stream, and the session stay
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conch.shell.asking import ask_command, ask_model, not_found, offer_model
 from conch.shell.auto import run_goal
@@ -49,6 +50,9 @@ from conch.shell.remember import recall
 from conch.shell.request import kind_of
 from conch.shell.route import flip
 from conch.shell.sessions import SavedSession, ShellSessionError
+
+if TYPE_CHECKING:
+    from conch.shell.preplan import Plan
 
 __all__ = ["ShellSession"]
 
@@ -74,7 +78,7 @@ class ShellSession(ShellParts):
                 if last is not None:
                     turns = last.turns()
                     self.context.restore(turns)
-                    self.earlier = _earlier(last.records())
+                    self.earlier, self.plan = _kept(last.records())
                     self.saved = last
                     yield from self.save({"type": "resume", "cwd": self.state.cwd})
                     asked = sum(t.role == "user" for t in turns)
@@ -113,12 +117,22 @@ class ShellSession(ShellParts):
         yield from run_meta(self, "quit")
 
 
-def _earlier(records: list[dict[str, Any]]) -> str:
-    """The summary of the evicted turns a saved session last kept (none after a reset)."""
-    earlier = ""
+def _kept(records: list[dict[str, Any]]) -> tuple[str, Plan | None]:
+    """What a saved session last kept in the model's context besides its turns: the summary
+    of the evicted turns and the plan of the last ``:auto`` goal (neither after a reset; a
+    damaged plan is left out)."""
+    from conch.shell.preplan import Plan
+
+    earlier, plan = "", None
     for record in records:
-        if record.get("type") == "reset":
-            earlier = ""
-        elif record.get("type") == "earlier" and isinstance(record.get("summary"), str):
+        kind = record.get("type")
+        if kind == "reset":
+            earlier, plan = "", None
+        elif kind == "earlier" and isinstance(record.get("summary"), str):
             earlier = record["summary"]
-    return earlier
+        elif kind == "plan":
+            try:
+                plan = Plan.from_dict(record.get("plan"))
+            except ValueError:
+                plan = None
+    return earlier, plan

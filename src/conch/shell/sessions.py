@@ -8,8 +8,16 @@ never leaves half a record, and two shells never interleave theirs. The records:
   output]`` blocks first) and, for a user turn, as it was typed (``text``); tokens used;
 - ``exec``: a command that ran in the shell, with its exit code and where it came from
   (``typed``, ``suggested``, ``edited``, or ``auto``: the agent's);
-- ``reset``: ``:reset`` was given; the turns before it are not taken up again;
-- ``resume``: ``conch shell --continue`` took the session up again.
+- ``memory``: the session's summary was remembered (its ``number`` in the memory, whether
+  the model wrote it: ``by_model``, and if not, the ``error``), at ``:quit`` and ``:save``;
+- ``earlier``: the summary of the turns the window let go (``summary``), as it now stands;
+- ``file``: a file a reply proposed (``path``), and whether it was ``written``;
+- ``plan``: the plan of an ``:auto`` goal (``plan``: ``conch.shell.preplan.Plan.to_dict``),
+  when it is made, as each step ends and when it is cut short;
+- ``reset``: ``:reset`` was given; the turns, summary and plan before it are not taken up
+  again;
+- ``resume``: ``conch shell --continue`` took the session up again (its turns, the last
+  ``earlier`` summary and the last ``plan``).
 
 ``SavedSession`` is one session's file; ``last`` in the same directory names the newest
 session, for ``--continue``.
@@ -20,7 +28,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +39,13 @@ from conch.messages import Message
 from conch.shell.context import turn_from_dict
 from conch.storage.files import append_line
 
-__all__ = ["SESSIONS_DIR", "SavedSession", "ShellSessionError", "resumable_turns"]
+__all__ = [
+    "SESSIONS_DIR",
+    "SavedSession",
+    "ShellSessionError",
+    "read_json_lines",
+    "resumable_turns",
+]
 
 SESSIONS_DIR = "shell-sessions"
 VERSION = 1
@@ -116,25 +130,35 @@ class SavedSession:
 
     def records(self) -> list[dict[str, Any]]:
         """Every well-formed record, oldest first (a damaged line is skipped)."""
-        try:
-            text = self.path.read_text(encoding="utf-8", errors="replace")
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            raise ShellSessionError(f"cannot read the session file {self.path}: {exc}") from None
-        records = []
-        for line in text.splitlines():
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(record, dict) and isinstance(record.get("type"), str):
-                records.append(record)
-        return records
+        found = read_json_lines(self.path, "the session file", ShellSessionError)
+        return [record for record in found if isinstance(record.get("type"), str)]
 
     def turns(self) -> list[Message]:
         """The turns to take up again (``resumable_turns`` of the records)."""
         return resumable_turns(self.records())
+
+
+def read_json_lines(
+    path: Path, what: str, error: Callable[[str], ConchError]
+) -> list[dict[str, Any]]:
+    """The JSON objects of the JSON Lines file ``path``, one a line, oldest first: a line
+    that is not one (damaged, cut short) is skipped, and a file that is not there holds
+    none. ``error`` (a message naming ``what`` the file is) when it cannot be read."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise error(f"cannot read {what} {path}: {exc}") from None
+    found = []
+    for line in text.splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found
 
 
 def resumable_turns(records: Iterable[dict[str, Any]]) -> list[Message]:

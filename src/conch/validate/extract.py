@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from dataclasses import dataclass
 
 from conch.errors import EMPTY_REPLY, ModelOutputError
 
@@ -12,8 +13,15 @@ from conch.errors import EMPTY_REPLY, ModelOutputError
 # first, without the escaping damage that wrapping the command in JSON caused.
 ONE_LINE_GRAMMAR = "root ::= [^`#\\n ] [^\\n]*"
 
-# A fenced code block: its language tag and its body (an unclosed last fence runs to the end).
-FENCE = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n(.*?)(?:```|\Z)", re.S)
+# A fenced code block, as Markdown has it: a line of three or more backticks and a label
+# (``python``, ``python src/app.py``, ``js title="app.js"``: anything but a backtick), the
+# body, and a line of as many backticks (or more) that closes it; an unclosed last block runs
+# to the end of the text. Every reader of a reply's code blocks pairs fences with this one.
+_OPENING = r"^[ \t]*(?P<ticks>`{3,})[ \t]*(?P<label>[^\n`]*?)[ \t]*$"
+FENCE = re.compile(
+    _OPENING + r"\n(?P<body>.*?)(?P<close>^[ \t]*(?P=ticks)`*[ \t]*$|\Z)", re.S | re.M
+)
+_OPENING_LINE = re.compile(_OPENING)
 _INLINE = re.compile(r"`([^`\n]+)`")
 _CMD_LINE = re.compile(r"^\s*(?:CMD|COMMAND|Command)\s*:\s*(.+?)\s*$", re.M)
 _PROMPT = re.compile(r"^\s*(?:\$|#|>)\s+")
@@ -35,6 +43,60 @@ SHELL_LANGS = frozenset(
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """A fenced code block: its ``label`` (the text after the backticks), ``body``, where
+    it is in the text (``span``, ``body_span``), its backticks (``ticks``) and whether a
+    fence line ``closed`` it (an unclosed block ran to the end of the text)."""
+
+    label: str
+    body: str = ""
+    span: tuple[int, int] = (0, 0)
+    body_span: tuple[int, int] = (0, 0)
+    ticks: str = "```"
+    closed: bool = True
+
+    @property
+    def lang(self) -> str:
+        """The language the label names: its first word (``python`` of ``python
+        src/app.py`` and of ``python:src/app.py``); "" for a block without one."""
+        return fence_lang(self.label)
+
+    def closed_by(self, line: str) -> bool:
+        """Whether ``line`` (one line, without its newline) closes this block."""
+        stripped = line.strip()
+        return stripped.startswith(self.ticks) and not stripped.strip("`")
+
+
+def fence_lang(label: str) -> str:
+    """The language of a fence's ``label``: its first word, up to a space or a colon."""
+    words = label.replace(":", " ").split()
+    return words[0] if words else ""
+
+
+def fences(text: str) -> list[Fence]:
+    """The fenced code blocks of ``text``, in order (``FENCE``)."""
+    return [
+        Fence(
+            match.group("label"),
+            match.group("body"),
+            match.span(),
+            match.span("body"),
+            match.group("ticks"),
+            bool(match.group("close")),
+        )
+        for match in FENCE.finditer(text)
+    ]
+
+
+def fence_opening(line: str) -> Fence | None:
+    """The block ``line`` (one line, without its newline) opens, read as the first line of
+    ``FENCE`` reads it; None when it is no fence line. A bare fence line opens an unlabelled
+    block (inside a block, ``Fence.closed_by`` says whether it closes it)."""
+    match = _OPENING_LINE.match(line)
+    return None if match is None else Fence(match.group("label"), ticks=match.group("ticks"))
+
+
 def extract_command(reply: str) -> str:
     """One command from ``reply``: fenced block, ``CMD:`` line, inline code, or a bare line.
 
@@ -47,9 +109,9 @@ def extract_command(reply: str) -> str:
         command = clean_command(match.group(1))
         if command:
             return command
-    for lang, body in FENCE.findall(text):
-        if lang.lower() in SHELL_LANGS:
-            command = _from_block(body)
+    for fence in fences(text):
+        if fence.lang.lower() in SHELL_LANGS:
+            command = _from_block(fence.body)
             if command:
                 return command
     lines = [ln for ln in text.split("\n") if ln.strip() and not ln.strip().startswith("```")]
