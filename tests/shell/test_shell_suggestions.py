@@ -2,7 +2,7 @@
 never shown, and a suggestion with a wrong path is caught before it is offered (corrected by
 the model, or shown with its problem and always asked about). The lines are forced to the
 model (``> ``), so each is a conversation whose reply suggests the command; a line that
-asks for a command unforced goes to the one-shot pipeline instead (tests/shell/test_session.py).
+asks for a command unforced goes to the one-shot pipeline instead (tests/shell/test_shell_session.py).
 
 Commands that run do so in the test's work directory under a temporary HOME; a canary file
 outside that directory must come through untouched.
