@@ -179,7 +179,8 @@ def test_the_script_records_a_session_on_a_scripted_model(tmp_path: Path) -> Non
     config = scripted_config(
         tmp_path,
         "Port 8123 was taken. CMD: ss -ltn",  # no CMD: line of its own: nothing to offer
-        "Count them:\nCMD: wc -l server.log\nCMD: ls",
+        "wc -l server.log",  # a request for a command: the one-shot pipeline's answer
+        "The server could not bind port 8123; its log has 4 lines.",  # the memory at :quit
     )
     out = tmp_path / "session.md"
     result = run_script("--config", str(config), "--out", str(out))
@@ -191,16 +192,17 @@ def test_the_script_records_a_session_on_a_scripted_model(tmp_path: Path) -> Non
     assert "~/project [conch:scripted]$ why did the server fail to start?\n" in transcript
     assert "Port 8123 was taken. CMD: ss -ltn\n" in transcript
     assert "Run it? [y]es, [e]dit, [n]o [n] y\n4 server.log\n" in transcript
-    assert "Run it? [y]es, [e]dit, [n]o [n] n\n" in transcript  # the second suggestion
     assert "session: 2 turns, " in transcript  # :cost
-    assert transcript.rstrip().endswith("~/project [conch:scripted]$ :quit")
+    assert transcript.rstrip().endswith(
+        "~/project [conch:scripted]$ :quit\nconch: remembered this session as #1 (:history show 1)"
+    )
     assert "\x1b" not in page
     rows = [line for line in page.splitlines() if line.startswith("| 3 ") or line[:4] == "| 4 "]
     assert [row.split(" | ")[1] for row in rows] == [
         "`why did the server fail to start?`",
         "`count the lines of server.log`",
     ]
-    assert [row.split(" | ")[3:] for row in rows] == [["0", "0 |"], ["2", "1 |"]]
+    assert [row.split(" | ")[3:] for row in rows] == [["0", "0 |"], ["1", "1 |"]]
     assert "- model: `scripted`" in page
     assert f"--config {config} --out {out}`" in page
 

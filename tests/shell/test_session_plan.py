@@ -13,6 +13,7 @@ from conch.shell.events import PlanChanged, ShellEvent, TurnEnded, TurnStarted, 
 from conch.shell.preplan import Plan
 
 PLAN = "TASK: list the files\nTASK: count them"
+PLANNING = {"shell": {"preplan": True}}  # planning on the active model (off by default)
 
 
 def checklists(events: list[ShellEvent]) -> list[list[tuple[str, str]]]:
@@ -26,7 +27,7 @@ def checklists(events: list[ShellEvent]) -> list[list[tuple[str, str]]]:
 
 def test_a_goal_is_planned_then_carried_out_a_step_at_a_time(tmp_path: Path) -> None:
     replies = (PLAN, "Listed three files.", "There are 3.", "It went well.")
-    with open_shell(tmp_path, *replies) as shell:
+    with open_shell(tmp_path, *replies, sections=PLANNING) as shell:
         events = shell.line(":auto list and count the files")
         assert events[0] == TurnStarted("goal", "list and count the files")
         assert Working("planning on scripted") in events
@@ -53,7 +54,7 @@ def test_a_goal_is_planned_then_carried_out_a_step_at_a_time(tmp_path: Path) -> 
 def test_the_plan_is_kept_in_the_saved_session(tmp_path: Path) -> None:
     from conch.shell.sessions import SavedSession
 
-    with open_shell(tmp_path, "TASK: say hello", "Hello.") as shell:
+    with open_shell(tmp_path, "TASK: say hello", "Hello.", sections=PLANNING) as shell:
         shell.line(":auto greet")
         saved = SavedSession.last(shell.state_dir)
         assert saved is not None
@@ -64,7 +65,9 @@ def test_the_plan_is_kept_in_the_saved_session(tmp_path: Path) -> None:
 
 def test_continue_takes_the_plan_up_again_until_a_reset(tmp_path: Path) -> None:
     state_dir, work = tmp_path / "state", tmp_path / "work"
-    with open_shell(tmp_path, PLAN, "Listed.", "Counted.", state_dir=state_dir) as shell:
+    with open_shell(
+        tmp_path, PLAN, "Listed.", "Counted.", state_dir=state_dir, sections=PLANNING
+    ) as shell:
         shell.line(":auto list and count the files")
     with open_shell(
         tmp_path, "It went well.", state_dir=state_dir, work=work, resume=True
@@ -94,7 +97,7 @@ def test_the_configured_planner_plans_and_the_active_model_works(tmp_path: Path)
 
 
 def test_a_planner_without_steps_leaves_the_goal_to_the_agent_whole(tmp_path: Path) -> None:
-    with open_shell(tmp_path, "I cannot plan that.", "Done it.") as shell:
+    with open_shell(tmp_path, "I cannot plan that.", "Done it.", sections=PLANNING) as shell:
         events = shell.line(":auto tidy up")
         (note,) = [s for s in said(events) if s.startswith("no plan")]
         assert note.endswith("; the agent works on the goal as a whole")
@@ -104,7 +107,7 @@ def test_a_planner_without_steps_leaves_the_goal_to_the_agent_whole(tmp_path: Pa
 
 def test_a_step_that_fails_ends_the_plan_and_skips_the_rest(tmp_path: Path) -> None:
     replies = (PLAN, ProviderError("model gone"))
-    with open_shell(tmp_path, *replies) as shell:
+    with open_shell(tmp_path, *replies, sections=PLANNING) as shell:
         events = shell.line(":auto list and count the files")
         assert checklists(events)[-1] == [("list the files", "blocked"), ("count them", "blocked")]
         plan = shell.session.plan

@@ -56,7 +56,9 @@ class ShellSettings(_Model):
     project_entries: int = Field(default=60, ge=1)
     project_max_bytes: int = Field(default=2000, ge=200)
     propose_files: bool = True  # FILE: proposals shown as diffs, written after a yes
-    # :auto plans first (on the planner model: the active one unless named), then steps.
-    preplan: bool = True
+    # :auto plans first, then steps: true on the active model (or ``planner``); the default
+    # (None) plans only when a planner model is named, since on the embedded model a plan is
+    # one more model call per goal that has not been measured to help.
+    preplan: bool | None = None
     planner: str | None = None
     plan_steps: int = Field(default=8, ge=1, le=8)

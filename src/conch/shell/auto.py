@@ -9,8 +9,8 @@ step is never allowed "always"). The policy checks every step first; a command t
 refused is not run again in the same autonomous session (the agent is told so). A step limit
 (``max_steps``) ends a goal that does not finish; Ctrl+C stops it and returns to the prompt.
 
-With ``shell.preplan`` (the default), the goal is planned first: the planner model
-(``shell.planner``, by default the active one) is asked once for at most
+With ``shell.preplan: true``, or a ``shell.planner`` named, the goal is planned first: the
+planner model (``shell.planner``, by default the active one) is asked once for at most
 ``shell.plan_steps`` steps (``conch.shell.preplan.ask_plan``), and the agent carries them
 out one at a time (``Plan.step_prompt``), the checklist shown as it changes
 (``PlanChanged``). The plan stays in the shell's system prompt (``Plan.as_context``) while the
@@ -148,7 +148,8 @@ def run_goal(parts: ShellParts, goal: str) -> Iterator[ShellEvent]:
     spent: list[Usage] = []
     plan: Plan | None = None
     try:
-        if parts.settings.preplan:
+        settings = parts.settings
+        if settings.preplan or (settings.preplan is None and settings.planner is not None):
             plan = yield from _planned(parts, goal)
         if plan is None:
             reply = yield from _stream(parts, agent, goal, spent)
