@@ -143,7 +143,7 @@ def test_the_terminal_limits_reach_the_bash_tool(conch: Conch, isolated_dirs: Pa
         isolated_dirs,
         "ai:\n  provider: cfg-bash\nagent:\n  terminal:\n    max_stdout_bytes: 1024\n",
     )
-    result = conch("run", "--allow-dangerous", "count")
+    result = conch("run", "--allow-dangerous", "--no-act", "count")
     assert result.code == 0, result.err
     seen = provider.sent[1].messages[-1].content
     assert "1\n2\n3\n" in seen and "2999" not in seen

@@ -28,13 +28,13 @@ def test_a_run_is_one_entry_with_its_tool_calls_and_commands(
         "notes.txt has one line.",  # held back once: the last call failed
         "notes.txt has one line.",
     )
-    result = conch("run", "--allow-dangerous", "write notes.txt and count its lines")
+    result = conch("run", "--allow-dangerous", "--no-act", "write notes.txt and count its lines")
     assert result.code == 0, result.err
     answer, note = result.out.splitlines()
     assert answer == "notes.txt has one line.", result.err
     assert note.startswith("[fs_read failed: no such file 'missing.txt'")  # the reply says so
     [entry] = entries()
-    argv = ["conch", "run", "--allow-dangerous", "write notes.txt and count its lines"]
+    argv = ["conch", "run", "--allow-dangerous", "--no-act", "write notes.txt and count its lines"]
     assert entry.argv == argv
     assert entry.request == "write notes.txt and count its lines"
     assert entry.exit_code == 0 and entry.provider == "scripted"

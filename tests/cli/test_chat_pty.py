@@ -97,7 +97,7 @@ def test_ctrl_r_finds_an_earlier_input(isolated_dirs: Path, tmp_path: Path) -> N
 
 def test_a_command_is_asked_about_and_runs_on_yes(isolated_dirs: Path, tmp_path: Path) -> None:
     script(isolated_dirs, step("bash", command="touch asked.txt"), "Made asked.txt.")
-    child = spawn_conch(tmp_path, "chat", "--allow-bash")
+    child = spawn_conch(tmp_path, "chat", "--allow-bash", "--no-act")
     child.expect_exact(PROMPT)
     child.send("make a file\r")
     child.expect_exact("the agent wants to run:")
@@ -123,7 +123,7 @@ def test_a_delete_of_the_working_directory_is_refused_and_the_reply_says_why(
         "Done.",  # held back: the delete failed
         "Done.",
     )
-    child = spawn_conch(tmp_path, "chat", "--allow-bash")
+    child = spawn_conch(tmp_path, "chat", "--allow-bash", "--no-act")
     child.expect_exact(PROMPT)
     child.send("delete the .tmp files here\r")
     child.expect_exact("✗ fs_delete path=")

@@ -16,6 +16,7 @@ from conch.providers.scripted import ScriptedProvider
 
 Conch = Callable[..., CliResult]
 FULL = "--allow-dangerous"  # the file tools write without a question (no command runs)
+NO_ACT = "--no-act"  # the scripted model makes every call itself
 TWO_ACTIONS = "Write notes.md with a title. Then save the word count of notes.md to count.txt."
 
 
@@ -38,7 +39,7 @@ def _replies() -> tuple[str, ...]:
 
 def test_run_shows_the_plan_each_step_and_each_check(conch: Conch, isolated_dirs: Path) -> None:
     _json_steps(isolated_dirs, "plan-run", *_replies())
-    result = conch("run", FULL, TWO_ACTIONS)
+    result = conch("run", FULL, NO_ACT, TWO_ACTIONS)
     assert result.code == 0, result.err
     assert result.out == "It has 2 words.\n"
     lines = result.err.splitlines()
@@ -60,7 +61,7 @@ def test_run_shows_the_plan_each_step_and_each_check(conch: Conch, isolated_dirs
 
 def test_run_quiet_shows_none_of_it(conch: Conch, isolated_dirs: Path) -> None:
     _json_steps(isolated_dirs, "plan-run-quiet", *_replies())
-    result = conch("run", "--quiet", FULL, TWO_ACTIONS)
+    result = conch("run", "--quiet", FULL, NO_ACT, TWO_ACTIONS)
     assert result.code == 0, result.err
     assert "plan:" not in result.err and "check:" not in result.err
     assert "step 1 of 2" not in result.err
@@ -70,7 +71,7 @@ def test_a_chat_keeps_the_plan_with_the_saved_chat_and_shows_it_with_slash_plan(
     conch: Conch, isolated_dirs: Path, tmp_path: Path
 ) -> None:
     _json_steps(isolated_dirs, "plan-chat", *_replies())
-    result = conch("chat", FULL, stdin=f"{TWO_ACTIONS}\n/plan\n/exit\n", tty=True)
+    result = conch("chat", FULL, NO_ACT, stdin=f"{TWO_ACTIONS}\n/plan\n/exit\n", tty=True)
     assert result.code == 0, result.err
     assert "step 2 of 2 failed: count.txt is missing" in result.err
     assert (

@@ -68,7 +68,7 @@ def test_an_instruction_edits_the_sandbox_and_prints_only_the_answer(
         "I wrote notes.txt.",
     )
     # No terminal to ask on: a write runs only where the mode runs it without a question.
-    result = conch("run", "--allow-dangerous", "write my shopping list to notes.txt")
+    result = conch("run", "--allow-dangerous", "--no-act", "write my shopping list to notes.txt")
     assert result.code == 0, result.err
     assert result.out == "I wrote notes.txt.\n"
     assert (isolated_dirs.parent / "work" / "notes.txt").read_text() == "buy milk\n"
@@ -137,6 +137,7 @@ def test_a_command_that_needs_a_yes_is_refused_without_a_terminal_exit_4(
         "mkdir build",
         reply,
         "--allow-bash",
+        "--no-act",
         "make a build directory",
     )
     assert result.code == 4
@@ -161,6 +162,7 @@ def test_read_only_commands_run_at_once_in_restricted_mode(
         "ls",
         "There is hello.txt.",
         "--allow-bash",
+        "--no-act",
         "what is here",
     )
     assert result.code == 0, result.err
@@ -176,6 +178,7 @@ def test_the_policy_refusing_a_command_is_exit_3(conch: Conch, isolated_dirs: Pa
         "rm -rf /",
         "I will not do that.",
         "--allow-dangerous",
+        "--no-act",
         "clean everything",
     )
     assert result.code == 3
@@ -188,7 +191,7 @@ def test_allow_dangerous_runs_a_write_command_without_asking(
     conch: Conch, isolated_dirs: Path, tmp_path: Path
 ) -> None:
     script(isolated_dirs, step("bash", command="touch made.txt"), "Made it.")
-    result = conch("run", "--allow-dangerous", "make a file")
+    result = conch("run", "--allow-dangerous", "--no-act", "make a file")
     assert result.code == 0, result.err
     assert (tmp_path / "work" / "made.txt").exists()
     audit = (Paths.default().state_dir / "audit.log").read_text(encoding="utf-8")
@@ -229,7 +232,7 @@ def test_a_yes_on_the_terminal_lets_a_command_run(
     conch: Conch, isolated_dirs: Path, tmp_path: Path
 ) -> None:
     script(isolated_dirs, step("bash", command="touch yes.txt"), "Made it.")
-    result = conch("run", "--allow-bash", "make a file", tty=True, answers="y\n")
+    result = conch("run", "--allow-bash", "--no-act", "make a file", tty=True, answers="y\n")
     assert result.code == 0, result.err
     assert (tmp_path / "work" / "yes.txt").exists()
     assert "the agent wants to run:" in result.err
@@ -241,7 +244,7 @@ def test_no_is_the_default_answer_and_is_exit_4(
     conch: Conch, isolated_dirs: Path, tmp_path: Path
 ) -> None:
     script(isolated_dirs, step("bash", command="touch no.txt"), "You said no.")
-    result = conch("run", "--allow-bash", "make a file", tty=True, answers="\n")
+    result = conch("run", "--allow-bash", "--no-act", "make a file", tty=True, answers="\n")
     assert result.code == 4
     assert not (tmp_path / "work" / "no.txt").exists()
     assert "you said no" in result.err.splitlines()[-1]

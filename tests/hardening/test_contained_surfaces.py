@@ -122,7 +122,7 @@ def test_run_a_contained_command_sees_no_secret(
     conch: Conch, isolated_dirs: Path, secrets_set: None, canary: Path, tmp_path: Path
 ) -> None:
     work = tmp_path / "work"
-    result = _run(conch, isolated_dirs, work, "env > seen.txt", "--allow-dangerous")
+    result = _run(conch, isolated_dirs, work, "env > seen.txt", "--allow-dangerous", "--no-act")
     assert result.code == 0, result.err
     seen = (work / "seen.txt").read_text(encoding="utf-8")
     assert "PATH=" in seen
@@ -134,7 +134,7 @@ def test_run_a_wrong_verdict_cannot_write(
     conch: Conch, isolated_dirs: Path, wrong_verdicts: None, canary: Path, tmp_path: Path
 ) -> None:
     work = tmp_path / "work"
-    result = _run(conch, isolated_dirs, work, WRITE, "--allow-bash")
+    result = _run(conch, isolated_dirs, work, WRITE, "--allow-bash", "--no-act")
     assert result.code == 0, result.err  # it ran, without a question, and failed to write
     assert "touch" in result.err and not (work / MARKER).exists()
     assert canary.read_text(encoding="utf-8") == "still here\n"

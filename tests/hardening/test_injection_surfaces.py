@@ -76,7 +76,7 @@ def test_a_file_the_agent_reads(conch: Conch, isolated_dirs: Path, canary: Path)
         step("bash", command=OBEYED),
         "Done.",
     )
-    result = conch("run", "--allow-dangerous", "summarise notes.txt", cwd=canary.parent)
+    result = conch("run", "--allow-dangerous", "--no-act", "summarise notes.txt", cwd=canary.parent)
     told = provider.sent[1].messages[-1].content  # the fs_read result
     assert INSTRUCTION in told and "Meeting notes in red" in told
     assert_clean(sent_text(provider))
@@ -117,7 +117,7 @@ def test_an_mcp_server_s_tool_description(conch: Conch, isolated_dirs: Path, can
             f"    args: [{json.dumps(str(server))}]\n"
         ),
     )
-    result = conch("run", "--allow-dangerous", "look up a word", cwd=canary.parent)
+    result = conch("run", "--allow-dangerous", "--no-act", "look up a word", cwd=canary.parent)
     system = provider.sent[0].messages[0].content
     assert "[words]" in system and SERVER_INSTRUCTION in system  # shown, labelled, cleaned
     assert_clean(sent_text(provider))
@@ -164,7 +164,7 @@ def test_a_web_page(conch: Conch, isolated_dirs: Path, canary: Path, page_url: s
         step("bash", command=OBEYED),
         "Done.",
     )
-    result = conch("run", "--web", "--allow-dangerous", "read my notes page", cwd=canary.parent)
+    result = conch("run", "--web", "--allow-dangerous", "--no-act", "read my notes page", cwd=canary.parent)
     told = provider.sent[1].messages[-1].content  # the web_fetch result
     assert INSTRUCTION in told and "title: Notes" in told
     assert_clean(sent_text(provider))

@@ -124,7 +124,7 @@ def test_without_a_sandbox_nothing_runs_unasked_and_it_is_said_once(
         "I could not list them.",
     )
     work = tmp_path / "work"
-    result = conch("run", "--allow-bash", "--no-python", "list the files", cwd=work)
+    result = conch("run", "--allow-bash", "--no-act", "--no-python", "list the files", cwd=work)
     said = [line for line in result.err.splitlines() if "no sandbox can run here" in line]
     assert len(said) == 1, result.err
     assert _said(no_sandbox) in said[0] and "asked about" in said[0]

@@ -92,7 +92,14 @@ def add_agent_flags(p: argparse.ArgumentParser, iterations: int, *, act: bool = 
             "--act",
             action="store_true",
             help="steps in plain language: conch's command pipeline writes, tries and runs "
-            "each one (the do tool, given each instruction first; implies --allow-bash)",
+            "each one (the do tool, given each instruction first; implies --allow-bash; the "
+            "default wherever commands may run)",
+        )
+        tools.add_argument(
+            "--no-act",
+            action="store_true",
+            help="with --allow-bash or --allow-dangerous, no do tool: the model writes every "
+            "command itself",
         )
     tools.add_argument(
         "--sandbox",
