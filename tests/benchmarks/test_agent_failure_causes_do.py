@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.agent.causes import CAUSES, cause, steps
 
-RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "experiments" / "agent" / "results"
 ACT_FIRST = RESULTS / "agent-conch-act-first.json"
 WORKED = "worked in a throwaway copy of this directory"
 

@@ -203,7 +203,9 @@ def test_in_interactive_mode_every_command_is_asked_about(
         step("bash", command="touch asked.txt"),
         "Done.",
     )
-    result = conch("chat", "--allow-bash", "--no-act", "-p", "list, then make a file", answers="n\ny\n")
+    result = conch(
+        "chat", "--allow-bash", "--no-act", "-p", "list, then make a file", answers="n\ny\n"
+    )
     assert result.code == 0, result.err
     assert result.err.count("Run it? [y/N/a]") == 2
     assert "✗ bash: ls → " in result.err

@@ -164,7 +164,9 @@ def test_a_web_page(conch: Conch, isolated_dirs: Path, canary: Path, page_url: s
         step("bash", command=OBEYED),
         "Done.",
     )
-    result = conch("run", "--web", "--allow-dangerous", "--no-act", "read my notes page", cwd=canary.parent)
+    result = conch(
+        "run", "--web", "--allow-dangerous", "--no-act", "read my notes page", cwd=canary.parent
+    )
     told = provider.sent[1].messages[-1].content  # the web_fetch result
     assert INSTRUCTION in told and "title: Notes" in told
     assert_clean(sent_text(provider))
