@@ -249,15 +249,25 @@ def test_a_request_for_a_command_is_served_by_the_one_shot_pipeline(tmp_path: Pa
         assert "$ tail -n 1 logs/app.log\nexit code: 0\ntwo" in asked[-1].content
 
 
-def test_the_one_shot_s_command_is_checked_for_the_files_it_reads(tmp_path: Path) -> None:
-    with open_shell(tmp_path, "tail -n 3 app.log") as shell:
+def test_a_file_the_one_shot_s_command_misses_is_corrected_once_in_the_conversation(
+    tmp_path: Path,
+) -> None:
+    front = Front([Answer.abort()])
+    replies = ("tail -n 3 app.log", "tail -n 3 logs/app.log")
+    with open_shell(tmp_path, *replies, front=front) as shell:
         (shell.work / "logs").mkdir()
         (shell.work / "logs" / "app.log").write_text("one\n", encoding="utf-8")
         events = shell.line("show the end of app.log")
-        [shown] = [e for e in events if isinstance(e, CommandShown)]
+        first, second = [e for e in events if isinstance(e, CommandShown)]
         problem = "'app.log' does not exist in the current directory (there is logs/app.log)"
-        assert f"problem: {problem}" in shown.notes
-        assert len(shell.provider.sent) == 1  # the pipeline's one answer; no second repair
+        assert f"problem: {problem}" in first.notes
+        assert (second.heading, second.command) == (
+            "the model's correction:",
+            "tail -n 3 logs/app.log",
+        )
+        repair = shell.provider.sent[1].messages
+        assert repair[-2].content == "CMD: tail -n 3 app.log"  # in the conversation
+        assert problem in repair[-1].content
         assert [q.kind for q in shell.front.asked] == ["suggestion"]
 
 

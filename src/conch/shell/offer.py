@@ -8,7 +8,8 @@ shown, and the model is asked once for a correction (``generation.repair``,
 otherwise the suggestion is offered with its problems. A command the one-shot pipeline made
 has been through those stages there: its checks are read off the proposal
 (``conch.shell.check.from_proposal``), and a correction validation suggested is offered in
-its place.
+its place; a problem left (a file the shell's own check finds missing) is shown to the model
+once more, in the conversation, which holds what ran before the request.
 
 Then one rule decides (``decide``): a command the policy rejects is shown with the reason and
 never run (audited ``refused:policy``); one that may run without a question
@@ -80,6 +81,13 @@ def offer_proposal(parts: ShellParts, proposal: Proposal) -> Offered:
     if correction is not None:
         checked = correction
         yield shown(checked, CORRECTION)
+    elif checked.problems and not checked.rejected and parts.loaded.settings.generation.repair:
+        # The pipeline saw the request alone; the conversation holds what ran before it
+        # (``ls logs`` showing where app.log is), so the model is asked once more with it.
+        corrected = yield from _correct(parts, checked)
+        if corrected is not None:
+            checked = corrected
+            yield shown(checked, CORRECTION)
     return (yield from decide(parts, checked))
 
 
