@@ -178,13 +178,11 @@ def test_a_suggested_command_is_edited_confirmed_and_run(
 def test_a_destructive_step_of_auto_halts_for_a_typed_yes(
     isolated_dirs: Path, work: Path, started: list[pexpect.spawn]
 ) -> None:
-    plan = "TASK: remove the victim directory"
-    script(isolated_dirs, plan, step("bash", command="rm -r victim"), "I left it alone.")
+    script(isolated_dirs, step("bash", command="rm -r victim"), "I left it alone.")
     (work / "victim").mkdir()
     shell = start(work)
     started.append(shell)
     shell.send(":auto clean up the victim directory\r")
-    shell.expect_exact("1. remove the victim directory")  # the plan's checklist
     shell.expect_exact("HALT: the agent wants to run a destructive command:")
     shell.expect_exact("rm -r victim")
     shell.expect_exact("Type yes to run it; anything else refuses it: ")
