@@ -2,8 +2,8 @@
 
 Run: python benchmarks/speed/profile.py [--tasks 10] [--config FILE] [--out FILE.json]
 
-Each request goes through ``conch.command.propose.Pipeline`` exactly as ``conch -p REQUEST``
-builds it (the user's default settings, or those of ``--config``), on the warm model service
+Each request goes through ``conch.command.oneshot.OneShot``, the library call ``conch -p
+REQUEST`` makes (the user's default settings, or those of ``--config``), on the warm model service
 (started first, its model loaded before timing), in a scratch directory. Every call the
 pipeline makes is timed where it happens: each generation (prompt tokens evaluated, tokens
 reused from the engine's prompt cache, tokens generated, seconds), each likelihood score,
@@ -81,34 +81,40 @@ class TimedRunner:
 
 
 def profile(requests: list[str], work: Path) -> list[dict[str, Any]]:
-    from conch.command.propose import Pipeline
-    from conch.command.request import RequestContext
+    from conch.command.oneshot import OneShot, OneShotRequest
     from conch.config.paths import Paths
     from conch.config.settings import load_settings
     from conch.daemon import open_provider
-    from conch.host.platform import detect_platform
-    from conch.policy.confirm import context_for
 
     loaded = load_settings(os.environ, Paths.default(), work, {}, lambda _: False)
     settings = loaded.settings
     cache_dir = Paths.default().cache_dir
-    platform = detect_platform(cache_dir, os.environ)
+
+    class TimedOneShot(OneShot):
+        """The one-shot call the CLI makes, its dry runs timed into ``log``."""
+
+        def __init__(self, log: list[dict[str, Any]], *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.log = log
+
+        def _pipeline(self, request: Any, policy: Any, platform: Any) -> Any:
+            pipeline = super()._pipeline(request, policy, platform)
+            if pipeline.dry_runner is not None:
+                pipeline.dry_runner = TimedRunner(pipeline.dry_runner, self.log)
+            return pipeline
+
     rows = []
+    platform = None
     for request in requests:
         log: list[dict[str, Any]] = []
         provider = Timed(open_provider(settings.ai, settings.daemon), log)
-        pipeline = Pipeline.build(
-            provider,  # type: ignore[arg-type]
+        service = TimedOneShot(
+            log,
             settings,
-            platform,
-            context_for(settings.default_prompt, cwd=work),
-            work,
-            os.environ,
-            settings.default_prompt,
-            cache_dir,
+            lambda provider=provider: provider,
+            cache_dir=cache_dir,
+            platform=platform,
         )
-        if pipeline.dry_runner is not None:
-            pipeline.dry_runner = TimedRunner(pipeline.dry_runner, log)  # type: ignore[assignment]
         start = time.perf_counter()
         stages: list[tuple[str, float]] = []
 
@@ -120,9 +126,11 @@ def profile(requests: list[str], work: Path) -> list[dict[str, Any]]:
             if isinstance(event, Step):
                 stages.append((event.label, time.perf_counter() - start))
 
-        proposal = pipeline.propose(RequestContext(request=request), seen)
+        result = service.run(OneShotRequest(request, work, dict(os.environ)), seen)
         total = time.perf_counter() - start
+        platform = service.platform  # detected once, as one process would
         provider.close()
+        proposal = result.proposal
         spent: dict[str, float] = defaultdict(float)
         counts: dict[str, int] = defaultdict(int)
         for row in log:
@@ -132,7 +140,7 @@ def profile(requests: list[str], work: Path) -> list[dict[str, Any]]:
         rows.append(
             {
                 "request": request,
-                "command": proposal.command,
+                "command": proposal.command if proposal is not None else None,
                 "total_s": round(total, 3),
                 "validation_s": round(total - validating, 3),
                 "spent_s": {k: round(v, 3) for k, v in spent.items()},
@@ -145,7 +153,7 @@ def profile(requests: list[str], work: Path) -> list[dict[str, Any]]:
         print(
             f"{total:6.2f}s  {dict(counts)}  "
             + "  ".join(f"{k} {v:.2f}s" for k, v in spent.items())
-            + f"  -> {proposal.command}",
+            + f"  -> {proposal.command if proposal is not None else result.answer}",
             file=sys.stderr,
         )
     return rows
