@@ -5,11 +5,13 @@ than the one-shot pipeline? For each request, ``conch.Session`` works in a throw
 the task's file tree with ``do`` offered first, ``bash`` in full-autonomous mode, the file
 tools, ``plan`` and ``datetime`` (as ``conch run --act --allow-dangerous``, less ``evaluate``
 and the audit log; no web), the harness's model server at temperature 0 and at most
-``MAX_REPLIES`` model replies. The instruction (``AGENT_INSTRUCTION``) asks for the one command
-that does the request, says the agent may try commands first, and asks for the command alone;
-with ``act_first`` it goes to ``do`` (the one-shot pipeline, which writes, dry-runs and runs a
-command) before the model is asked, whole: the request on its first line, then the rest. The answer is then judged like any other tool's command,
-taken from the reply by the bare baselines' rule (``generators.command_from_reply``); an agent
+``MAX_REPLIES`` model replies. The request is the instruction; the guidance after the system
+prompt (``AGENT_GUIDANCE``) asks for the one command that does it, says the agent may try
+commands first, and asks for the command alone. With ``act_first`` the request goes to ``do``
+(the one-shot pipeline, which writes, dry-runs and runs a command) before the model is asked.
+The answer is then judged like any other tool's command, taken from the reply by the bare
+baselines' rule (``generators.command_from_reply``), or, when the reply repeats what a ``do``
+step printed, that step's command (``repeated_command``); an agent
 that stops without an answer (an error, the iteration limit, a repeated call, an empty reply)
 is an extraction failure.
 
@@ -68,15 +70,15 @@ if TYPE_CHECKING:
 NAME = "conch-agent"
 MAX_REPLIES = 6  # model replies of the agent's loop per request
 REPLY_TOKENS = 1024  # per reply, as the agent benchmark gives conch's agent
-# What the agent is told, the request on the first line. Several lines, so the loop hands it
-# over as one step; no word that asks for a file to be produced (``conch.agent.outputs``), so
-# it adds no output check of its own to the request's.
-AGENT_INSTRUCTION = (
-    "{request}\n"
-    "Work out the one shell command that does this request in this directory. This directory "
-    "stands for the root directory /: a path /a/b in the request is a/b here. You may look "
-    "around and try commands first; they run on a scratch duplicate of the files, so nothing "
-    "is kept. Answer with the final command only: one line, no explanation."
+# What the agent is told besides the request, after its system prompt: the request alone is
+# the instruction, so ``do`` (given it first) hands the pipeline the request and nothing else.
+# No word asks for a file to be produced (``conch.agent.outputs``).
+AGENT_GUIDANCE = (
+    "Each request asks for one shell command. Work out the one shell command that does the "
+    "request in this directory. This directory stands for the root directory /: a path /a/b "
+    "in the request is a/b here. You may look around and try commands first; they run on a "
+    "scratch duplicate of the files, so nothing is kept. Answer with the final command only: "
+    "one line, no explanation, not its output."
 )
 # A line conch's loop adds to an answer given while a tool call's refusal or failure stands
 # (``conch.agent.loop._outcome``): the loop's note, not part of the model's answer.
@@ -92,8 +94,22 @@ class AgentCandidate(Candidate):
 
 
 def instruction_for(request: str) -> str:
-    """What the agent is told for ``request``."""
-    return AGENT_INSTRUCTION.format(request=request.strip())
+    """What the agent is told for ``request``: the request itself (``AGENT_GUIDANCE`` is in
+    its system prompt)."""
+    return request.strip()
+
+
+def repeated_command(answer: str, done: Sequence[tuple[str, str]]) -> str | None:
+    """The command of the last ``do`` step (``done``: its command and what it printed) whose
+    output ``answer`` repeats: a small model asked for the command often answers with what
+    the command printed, and the command that printed it is then its answer."""
+    said = " ".join(answer.split())
+    if not said:
+        return None
+    for command, output in reversed(done):
+        if " ".join(output.split()) == said and " ".join(command.split()) != said:
+            return command
+    return None
 
 
 def agent_tools(root: Path, settings: Settings | None = None) -> ToolOptions:
@@ -163,6 +179,7 @@ class AgentLog:
         self.replies = 0
         self.tool_calls = 0
         self.calls: list[dict[str, Any]] = []
+        self.done: list[tuple[str, str]] = []  # each do step that ran: command, output
 
     def __call__(self, event: AgentEvent) -> None:
         if isinstance(event, Finished):  # one per model reply of the loop (do's are not here)
@@ -170,6 +187,10 @@ class AgentLog:
         elif isinstance(event, ToolStarted):
             self.tool_calls += 1
         elif isinstance(event, ToolFinished):
+            if event.call.name == "do" and not event.result.is_error:
+                ran = _do_output(event.result.content)
+                if ran is not None:
+                    self.done.append(ran)
             self.calls.append(
                 {
                     "tool": event.call.name,
@@ -178,6 +199,16 @@ class AgentLog:
                     "result": event.result.content[:_EXCERPT],
                 }
             )
+
+
+def _do_output(result: str) -> tuple[str, str] | None:
+    """The command and the output of a ``do`` result ("command: ...", "trial run on a copy:
+    ...", the output, "[exit code N]"), None when it is not one."""
+    lines = result.split("\n")
+    if len(lines) < 2 or not lines[0].startswith("command: "):
+        return None
+    output = [line for line in lines[2:] if not line.startswith("[exit code ")]
+    return lines[0].removeprefix("command: "), "\n".join(output)
 
 
 class AgentGenerator:
@@ -227,7 +258,7 @@ class AgentGenerator:
             options=GenerationOptions(temperature=0.0, max_tokens=REPLY_TOKENS),
             limits=Limits(max_iterations=MAX_REPLIES),
             act_first=True,
-        )
+        ).system_append(AGENT_GUIDANCE)
 
     def ask(self, task: Task, tree: Path) -> AgentCandidate:
         """One turn of the agent on ``task`` in ``tree``; its answer as a candidate."""
@@ -260,7 +291,8 @@ class AgentGenerator:
         }
         if reply is None:
             return AgentCandidate(None, "", seconds, error=error, agent=counts)
-        found = command_from_reply(answer_text(reply), seconds, markdown=True)
+        text = answer_text(reply)
+        found = command_from_reply(repeated_command(text, events.done) or text, seconds, True)
         return AgentCandidate(
             found.command, reply, seconds, error=found.error, refused=found.refused, agent=counts
         )

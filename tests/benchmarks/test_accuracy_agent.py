@@ -23,7 +23,7 @@ from requires import needs
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.accuracy.agent_tool import (
-    AGENT_INSTRUCTION,
+    AGENT_GUIDANCE,
     MAX_REPLIES,
     AgentCandidate,
     AgentGenerator,
@@ -31,6 +31,7 @@ from benchmarks.accuracy.agent_tool import (
     agent_tools,
     answer_text,
     instruction_for,
+    repeated_command,
 )
 from benchmarks.accuracy.candidate import Candidate, Task
 from benchmarks.accuracy.fixtures import load_tasks
@@ -110,16 +111,28 @@ def generator(provider: ScriptedProvider, scratch: Path) -> AgentGenerator:
 # -- the instruction -----------------------------------------------------------------------------
 
 
-def test_the_instruction_is_general_one_step_and_asks_for_no_file() -> None:
-    assert AGENT_INSTRUCTION.count("{request}") == 1
-    assert AGENT_INSTRUCTION.startswith("{request}\n")
-    assert not any(word in AGENT_INSTRUCTION for word in ("testbed", "workspace", "system/"))
-    told = instruction_for("  print the size of notes.txt ")
-    assert told.splitlines()[0] == "print the size of notes.txt"
-    assert "final command only" in told and "try commands" in told
-    assert split_steps(told) == [told]  # several lines: one step, not split at its verbs
+def test_the_instruction_is_the_request_and_the_guidance_general_and_asks_for_no_file(
+    tmp_path: Path,
+) -> None:
+    assert instruction_for("  print the size of notes.txt ") == "print the size of notes.txt"
+    assert not any(word in AGENT_GUIDANCE for word in ("testbed", "workspace", "system/"))
+    assert "final command only" in AGENT_GUIDANCE and "try commands" in AGENT_GUIDANCE
+    assert split_steps(AGENT_GUIDANCE) != []  # plain sentences
     # Its own words add no output check to the request's (notes.txt is not there).
-    assert expected_outputs(told, Path("/nonexistent")) == ()
+    assert expected_outputs(AGENT_GUIDANCE, Path("/nonexistent")) == ()
+    harness = AgentGenerator("http://127.0.0.1:1/v1", "m")
+    counted = CountingProvider(harness.provider)
+    assert AGENT_GUIDANCE in harness.session(tmp_path, counted).render_system()
+    counted.close()
+
+
+def test_an_answer_that_repeats_what_a_do_step_printed_is_that_step_s_command() -> None:
+    done = [("ls", "a\nb"), ("echo 'hello world'", "hello world")]
+    assert repeated_command("hello world", done) == "echo 'hello world'"
+    assert repeated_command("a b", done) == "ls"  # spaces and line breaks aside
+    assert repeated_command("echo 'hello world'", done) is None  # the command itself
+    assert repeated_command("something else", done) is None
+    assert repeated_command("", [("true", "")]) is None
 
 
 def test_the_agent_gets_its_tools_and_limits_as_asked(tmp_path: Path) -> None:
