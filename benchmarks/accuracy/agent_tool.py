@@ -101,15 +101,38 @@ def instruction_for(request: str) -> str:
 
 def repeated_command(answer: str, done: Sequence[tuple[str, str]]) -> str | None:
     """The command of the last ``do`` step (``done``: its command and what it printed) whose
-    output ``answer`` repeats: a small model asked for the command often answers with what
-    the command printed, and the command that printed it is then its answer."""
+    output ``answer`` repeats, or, when ``answer`` is prose (its first word starts no
+    command), of the last ``do`` step: a small model asked for the command often answers
+    with what the command printed, or says what it did, and the command that did it is then
+    its answer."""
     said = " ".join(answer.split())
     if not said:
         return None
     for command, output in reversed(done):
         if " ".join(output.split()) == said and " ".join(command.split()) != said:
             return command
+    words = said.split()
+    if done and not _a_program(words[0]):  # prose ("hello world printed."): what it did
+        return done[-1][0]
     return None
+
+
+def _a_program(word: str) -> bool:
+    """Whether ``word`` can start a command line: a program on PATH, a builtin or keyword of
+    bash, a path, or a variable assignment."""
+    import shutil
+
+    from conch.shell.route import BUILTINS
+
+    word = word.strip("`'\"")
+    return (
+        shutil.which(word) is not None
+        or word in BUILTINS
+        or word in ("for", "if", "while", "until", "case", "[[")
+        or "/" in word
+        or "=" in word
+        or word.startswith(("$", "(", "{", "!"))
+    )
 
 
 def agent_tools(root: Path, settings: Settings | None = None) -> ToolOptions:

@@ -131,7 +131,9 @@ def test_an_answer_that_repeats_what_a_do_step_printed_is_that_step_s_command() 
     assert repeated_command("hello world", done) == "echo 'hello world'"
     assert repeated_command("a b", done) == "ls"  # spaces and line breaks aside
     assert repeated_command("echo 'hello world'", done) is None  # the command itself
-    assert repeated_command("something else", done) is None
+    assert repeated_command("ls -l", done) is None  # a command of its own
+    assert repeated_command("hello world printed.", done) == "echo 'hello world'"  # prose
+    assert repeated_command("The files are a and b.", []) is None  # no step to take
     assert repeated_command("", [("true", "")]) is None
 
 
