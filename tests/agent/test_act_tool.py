@@ -53,8 +53,14 @@ def work(tmp_path: Path) -> Iterator[Path]:
     assert canary.read_text(encoding="utf-8") == "keep me\n"
 
 
-def _actor(root: Path, *replies: str, mode: ExecutionMode = ExecutionMode.FULL) -> Actor:
-    settings = Settings.model_validate(_PLAIN)
+# One answer, dry runs as conch makes them (a scratch copy for a write), no validation.
+_TRIED = {"generation": {"review": 1}, "validation": {"enabled": False}}
+
+
+def _actor(
+    root: Path, *replies: str, mode: ExecutionMode = ExecutionMode.FULL, tried: bool = False
+) -> Actor:
+    settings = Settings.model_validate(_TRIED if tried else _PLAIN)
     provider = ScriptedProvider.of(*replies)
     service = OneShot(settings, lambda: provider, cache_dir=root.parent / ".cache")
     shell = Shell(cwd=root, mode=mode, root=root)
@@ -94,15 +100,9 @@ def test_an_empty_step_is_an_error_before_the_model_is_asked(work: Path) -> None
 
 @needs("bubblewrap")
 def test_an_in_place_edit_shows_what_the_file_holds_now(work: Path) -> None:
-    settings = Settings.model_validate(
-        {"generation": {"review": 1}, "validation": {"enabled": False}}
-    )
-    provider = ScriptedProvider.of("sed -i 's/two/TWO/' notes.txt")
-    service = OneShot(settings, lambda: provider, cache_dir=work.parent / ".cache")
-    shell = Shell(cwd=work, mode=ExecutionMode.FULL, root=work)
-    environ = {"HOME": str(work.parent), "PATH": "/usr/bin:/bin"}
+    actor = _actor(work, "sed -i 's/two/TWO/' notes.txt", tried=True)
 
-    out = Actor(service, shell, environ=environ)("write TWO for two in notes.txt")
+    out = actor("write TWO for two in notes.txt")
 
     assert "trial run on a copy: worked in a throwaway copy" in out.text
     assert "changed notes.txt" in out.text
@@ -111,13 +111,7 @@ def test_an_in_place_edit_shows_what_the_file_holds_now(work: Path) -> None:
 
 @needs("bubblewrap")
 def test_a_command_that_failed_on_the_copy_does_not_run(work: Path) -> None:
-    settings = Settings.model_validate(
-        {"generation": {"review": 1}, "validation": {"enabled": False}}
-    )
-    provider = ScriptedProvider.of("cat missing.txt > out.txt", "cat absent.txt > out.txt")
-    service = OneShot(settings, lambda: provider, cache_dir=work.parent / ".cache")
-    shell = Shell(cwd=work, mode=ExecutionMode.FULL, root=work)
-    actor = Actor(service, shell, environ={"HOME": str(work.parent), "PATH": "/usr/bin:/bin"})
+    actor = _actor(work, "cat missing.txt > out.txt", "cat absent.txt > out.txt", tried=True)
 
     with pytest.raises(ValueError, match=r"failed on a copy of the files, so it did not run"):
         actor("copy missing.txt to out.txt")
@@ -244,13 +238,7 @@ def test_an_edit_of_one_file_is_a_turn_without_do() -> None:
 
 @needs("bubblewrap")
 def test_an_in_place_edit_that_changed_nothing_on_the_copy_does_not_run(work: Path) -> None:
-    settings = Settings.model_validate(
-        {"generation": {"review": 1}, "validation": {"enabled": False}}
-    )
-    provider = ScriptedProvider.of("sed -i 's/zero/0/' notes.txt", "sed -i 's/none/0/' notes.txt")
-    service = OneShot(settings, lambda: provider, cache_dir=work.parent / ".cache")
-    shell = Shell(cwd=work, mode=ExecutionMode.FULL, root=work)
-    actor = Actor(service, shell, environ={"HOME": str(work.parent), "PATH": "/usr/bin:/bin"})
+    actor = _actor(work, "sed -i 's/zero/0/' notes.txt", "sed -i 's/none/0/' notes.txt", tried=True)
 
     with pytest.raises(ValueError, match="changed no file on a copy of the files"):
         actor("write 0 for zero in notes.txt")
