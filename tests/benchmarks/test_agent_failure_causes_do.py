@@ -14,15 +14,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.agent.causes import CAUSES, cause, steps
+from test_agent_failure_causes import call
+from test_agent_failure_causes import row as failed_row
 
 RESULTS = Path(__file__).resolve().parents[2] / "benchmarks" / "experiments" / "agent" / "results"
 ACT_FIRST = RESULTS / "agent-conch-act-first.json"
 WORKED = "worked in a throwaway copy of this directory"
-
-
-def call(name: str, result: str, ok: bool = True, **args: Any) -> list[str]:
-    """One tool call as the conch driver records it: the call line and its result line."""
-    return [f"{name} {json.dumps(args)}", f"  -> {'ok' if ok else 'error'}: {result}"]
 
 
 def do(
@@ -33,22 +30,8 @@ def do(
 
 
 def row(kind: str, *calls: list[str], **fields: Any) -> dict[str, Any]:
-    """A failed row of ``kind`` whose trace is ``calls``; ``fields`` override the rest."""
-    base: dict[str, Any] = {
-        "task": "t",
-        "kind": kind,
-        "agent": "conch-act-first",
-        "passed": False,
-        "failures": ["x"],
-        "declined": None,
-        "answer": "Done.",
-        "error": None,
-        "timed_out": False,
-        "tool_calls": len(calls),
-        "changes": [],
-        "notes": {"trace": [line for c in calls for line in c]},
-    }
-    return {**base, **fields}
+    """A failed row of the act-first agent (``test_agent_failure_causes.row``)."""
+    return failed_row(kind, *calls, **{"agent": "conch-act-first", **fields})
 
 
 # -- reading a do step ---------------------------------------------------------------------
