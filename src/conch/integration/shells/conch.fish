@@ -36,21 +36,29 @@ function conch --description 'conch, adding the commands it runs to this shell h
         command conch $argv
         return $status
     end
+    set -l start (command date +%s)
     CONCH_SHELL_HISTORY=$file command conch $argv
     set -l rc $status
     set -l ran (string match -rv '^\s*$' <$file)
     command rm -f -- $file
     # fish keeps no history when fish_history is empty; otherwise the entries go to its file
-    # and `history merge` reads them back.
+    # and `history merge` reads them back. `history save` first writes the line that called
+    # this function, which fish may still hold back, so the entries land after it.
     set -l name fish
     set -q fish_history; and set name $fish_history
     if set -q ran[1]; and test -n "$name"
+        builtin history save
         set -l data ~/.local/share
         set -q XDG_DATA_HOME[1]; and test -n "$XDG_DATA_HOME"; and set data $XDG_DATA_HOME
         command mkdir -p -- $data/fish
         set -l when (command date +%s)
         for cmd in $ran
             printf '- cmd: %s\n  when: %s\n' (string replace -a -- '\\' '\\\\' $cmd) $when >>$data/fish/{$name}_history
+        end
+        # `history merge` reads the file again only once the clock has left the second of its
+        # last read, which can be the second this function started in.
+        while test (command date +%s) -le $start
+            command sleep 0.1
         end
         builtin history merge
     end
