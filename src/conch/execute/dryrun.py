@@ -26,6 +26,10 @@ deleted afterwards whatever happened. Decisions this makes:
   otherwise), so reading an existing file there does not look like a failure. With more than
   ``SCRATCH_MAX_TMP_ENTRIES`` entries there is no tmpfs at all and ``/tmp`` stays read-only.
 * A write outside the copy still meets "Read-only file system", so that run stays ``wrote``.
+* Directories such as ``.git``, ``.venv`` and ``node_modules`` (``HELD_NAMES``) are not
+  copied or counted; the real ones are bound read-only into the copy, so a project with a
+  virtual environment still gets its trial run. A command that names one of them holds
+  nothing back: it is judged on a full copy, or, past the limits, not at all.
 * Ownership is not copied: everything in the copy belongs to the user, so a write the real
   permissions would refuse may succeed there (which is no worse than not judging it).
 * No file the scratch run writes may grow past ``SCRATCH_MAX_WRITE`` (a file size limit, so a
@@ -51,9 +55,12 @@ from pathlib import Path
 
 from conch.execute.sandbox import FIX_MISSING, FROM_CALLER, Sandbox, find_sandbox
 from conch.execute.scratch import (
+    HELD_NAMES,
     SCRATCH_MAX_BYTES,
     SCRATCH_MAX_FILES,
     copy_tree,
+    held_paths,
+    names_held,
     remove_tree,
     scan_tree,
     tree_changes,
@@ -161,6 +168,7 @@ def bwrap_argv(
     copy: Path | None = None,
     tmp_kept: Sequence[str] | None = (),
     max_write: int = SCRATCH_MAX_WRITE,
+    held: Sequence[str] = (),
 ) -> list[str]:
     """The bubblewrap command line that runs ``command`` read-only in ``cwd``.
 
@@ -168,8 +176,9 @@ def bwrap_argv(
     is an empty tmpfs holding read-only binds of the names in ``tmp_kept`` (entries of the real
     ``/tmp``); ``tmp_kept=None`` leaves ``/tmp`` read-only instead. The tmpfs comes before the
     copy, so a ``cwd`` under ``/tmp`` is mounted on top of it (bubblewrap mounts in order and
-    creates the mount point). The command's shell is started by ``/bin/sh`` with no file
-    larger than ``max_write`` bytes.
+    creates the mount point). ``held`` directories (paths relative to ``cwd``) are bound
+    read-only from the real ``cwd`` over their empty places in the copy. The command's shell is
+    started by ``/bin/sh`` with no file larger than ``max_write`` bytes.
     """
     argv = [
         bwrap,
@@ -189,6 +198,8 @@ def bwrap_argv(
                 else:
                     argv += ["--symlink", target, path]
         argv += ["--bind", str(copy), str(cwd)]
+        for path in held:
+            argv += ["--ro-bind", str(cwd / path), str(cwd / path)]
     argv += [
         "--unshare-all",
         "--die-with-parent",
@@ -277,7 +288,8 @@ class SandboxDryRunner:
         if parent.resolve().is_relative_to(cwd.resolve()):
             return None  # the copy would appear among the user's files
         limits = self.limits
-        entries = scan_tree(cwd, limits.max_files, limits.max_bytes)
+        held = frozenset() if names_held(command) else HELD_NAMES
+        entries = scan_tree(cwd, limits.max_files, limits.max_bytes, held)
         if entries is None:
             return None
         root = Path(tempfile.mkdtemp(prefix="conch-dryrun-", dir=parent))
@@ -286,7 +298,9 @@ class SandboxDryRunner:
             if not copy_tree(cwd, copy, entries):
                 return None
             kept = tmp_kept(command, cwd, exclude=root, max_entries=limits.max_tmp_entries)
-            argv = bwrap_argv(bwrap, command, self.shell, cwd, copy, kept, limits.max_write)
+            argv = bwrap_argv(
+                bwrap, command, self.shell, cwd, copy, kept, limits.max_write, held_paths(entries)
+            )
             run = self.run(argv, command, self.env, self.timeout)
             if run is not None:
                 changes = tree_changes(cwd, copy, entries)

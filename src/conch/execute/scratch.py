@@ -4,6 +4,13 @@
 listed (modes and times kept, symlinks as symlinks, special files left out) and
 ``tree_changes`` says what a command changed in the copy, and ``remove_tree`` deletes the copy
 whatever the command did to its permissions.
+
+Held directories. A project directory often holds a virtual environment, ``node_modules`` or a
+repository's ``.git``: thousands of files no everyday command writes to, which would put the
+whole directory past the copy's limits. Directories with one of the names in ``HELD_NAMES``
+are not copied: the scan lists them as ``held``, the copy gets an empty directory in their
+place, and the dry run binds the real one there read-only (``held_paths``). A command that
+writes into one meets "Read-only file system", as it would with no copy at all.
 """
 
 from __future__ import annotations
@@ -16,14 +23,25 @@ from pathlib import Path
 
 SCRATCH_MAX_FILES = 2000
 SCRATCH_MAX_BYTES = 32 * 1024 * 1024
+HELD_NAMES = frozenset(
+    {
+        ".git", ".hg", ".svn",
+        ".venv", "venv", ".tox", ".nox", "node_modules",
+        "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+    }
+)  # fmt: skip
 
 
 def scan_tree(
-    top: Path, max_files: int = SCRATCH_MAX_FILES, max_bytes: int = SCRATCH_MAX_BYTES
+    top: Path,
+    max_files: int = SCRATCH_MAX_FILES,
+    max_bytes: int = SCRATCH_MAX_BYTES,
+    held: frozenset[str] = frozenset(),
 ) -> list[tuple[str, str]] | None:
-    """The entries under ``top`` as (relative path, kind: dir, file, link or other), parents
-    first, or None when it cannot be read or is too big for a scratch copy (more than
-    ``max_files`` entries or ``max_bytes`` of regular files)."""
+    """The entries under ``top`` as (relative path, kind: dir, file, link, held or other),
+    parents first, or None when it cannot be read or is too big for a scratch copy (more than
+    ``max_files`` entries or ``max_bytes`` of regular files). A directory named in ``held`` is
+    one ``held`` entry; what it holds is not listed or counted."""
     entries: list[tuple[str, str]] = []
     size = 0
 
@@ -33,6 +51,11 @@ def scan_tree(
     try:
         for current, dirs, files in os.walk(top, onerror=fail):
             base = os.path.relpath(current, top)
+            kept = [d for d in dirs if d not in held or os.path.islink(os.path.join(current, d))]
+            for name in dirs:
+                if name not in kept:
+                    entries.append((os.path.normpath(os.path.join(base, name)), "held"))
+            dirs[:] = kept
             for name in [*dirs, *files]:
                 info = os.lstat(os.path.join(current, name))
                 relative = os.path.normpath(os.path.join(base, name))
@@ -61,7 +84,7 @@ def copy_tree(top: Path, copy: Path, entries: list[tuple[str, str]]) -> bool:
         directories = [(top, copy)]
         for relative, kind in entries:
             source, target = top / relative, copy / relative
-            if kind == "dir":
+            if kind in ("dir", "held"):
                 os.mkdir(target, 0o700)
                 directories.append((source, target))
             elif kind == "file":
@@ -76,6 +99,17 @@ def copy_tree(top: Path, copy: Path, entries: list[tuple[str, str]]) -> bool:
     return True
 
 
+def held_paths(entries: list[tuple[str, str]]) -> list[str]:
+    """The relative paths of the ``held`` directories among ``entries``."""
+    return [path for path, kind in entries if kind == "held"]
+
+
+def names_held(command: str) -> bool:
+    """Whether ``command`` names one of ``HELD_NAMES`` (then nothing is held: a command that
+    means to change such a directory is judged on a full copy, or not at all)."""
+    return any(name in command for name in HELD_NAMES)
+
+
 MAX_CHANGES = 20  # the changes a scratch run reports by name; more are counted
 
 
@@ -85,7 +119,8 @@ def tree_changes(top: Path, copy: Path, entries: list[tuple[str, str]]) -> tuple
     differs from the original's; a new time on the same content is no change), sorted, at most ``MAX_CHANGES`` and a count of the rest. A copy that
     cannot be read again (grown past the limits, or its permissions taken away) says so in
     one line."""
-    after = scan_tree(copy, SCRATCH_MAX_FILES * 2, SCRATCH_MAX_BYTES * 4)
+    held = frozenset(os.path.basename(path) for path, kind in entries if kind == "held")
+    after = scan_tree(copy, SCRATCH_MAX_FILES * 2, SCRATCH_MAX_BYTES * 4, held)
     if after is None:
         return ("what it changed could not be read back from the copy",)
     before = dict(entries)
@@ -97,7 +132,7 @@ def tree_changes(top: Path, copy: Path, entries: list[tuple[str, str]]) -> tuple
                 lines.append(f"deleted {path}")
         elif path not in before:
             if not _under_one_of(path, now, before):
-                lines.append(f"created {path}{'/' if now[path] == 'dir' else ''}")
+                lines.append(f"created {path}{'/' if now[path] in ('dir', 'held') else ''}")
         elif before[path] != now[path] or (now[path] == "file" and _differs(top, copy, path)):
             lines.append(f"changed {path}")
     if len(lines) > MAX_CHANGES:

@@ -1,0 +1,126 @@
+"""Scratch runs in a project directory: a virtual environment, ``node_modules`` or ``.git``
+is not copied but bound read-only into the copy, so a directory past the copy's limits only
+because of them still gets its trial run, and what is in them stays readable."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from conch.command.candidates import Trial
+from conch.execute.dryrun import DryRun, SandboxDryRunner, ScratchLimits, bwrap_argv
+from conch.execute.scratch import held_paths, names_held, scan_tree, tree_changes
+from conch.policy import PolicyContext, assess
+from requires import needs
+
+ENV = {"PATH": "/usr/bin:/bin"}
+LIMITS = ScratchLimits(max_files=20)  # the project's own files fit; its .venv does not
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project: two files of its own and a .venv of 50 files."""
+    top = tmp_path / "project"
+    (top / ".venv" / "lib").mkdir(parents=True)
+    for n in range(50):
+        (top / ".venv" / "lib" / f"m{n}.py").write_text("x = 1\n", encoding="utf-8")
+    (top / "notes.txt").write_text("b 10\na 2\n", encoding="utf-8")
+    (top / "app.py").write_text("print('hi')\n", encoding="utf-8")
+    return top
+
+
+@pytest.fixture
+def copies(tmp_path: Path) -> Path:
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    return copies
+
+
+def outcome(run: DryRun | None) -> str:
+    assert run is not None
+    return Trial(run.command, assess(run.command, PolicyContext(unsafe=True)), run).outcome
+
+
+def test_the_scan_lists_a_held_directory_once_and_counts_nothing_in_it(project: Path) -> None:
+    assert scan_tree(project, max_files=20) is None  # the .venv puts it past the limit
+    entries = scan_tree(project, max_files=20, held=frozenset({".venv"}))
+    assert entries is not None
+    assert sorted(entries) == [(".venv", "held"), ("app.py", "file"), ("notes.txt", "file")]
+    assert held_paths(entries) == [".venv"]
+
+
+def test_a_symlink_with_a_held_name_is_copied_as_a_symlink(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    top = tmp_path / "top"
+    top.mkdir()
+    os.symlink(tmp_path / "real", top / "node_modules")
+    assert scan_tree(top, held=frozenset({"node_modules"})) == [("node_modules", "link")]
+
+
+def test_a_command_naming_a_held_directory_holds_nothing_back() -> None:
+    assert names_held("rm -r .venv/lib/old")
+    assert names_held("du -sh node_modules")
+    assert not names_held("sort notes.txt > sorted.txt")
+
+
+def test_the_held_directories_are_bound_read_only_after_the_copy() -> None:
+    cwd, copy = Path("/home/u/project"), Path("/tmp/conch-dryrun-x/cwd")
+    argv = bwrap_argv("bwrap", "ls", "/bin/sh", cwd, copy, (), held=[".venv", "web/node_modules"])
+    at = argv.index("--bind")
+    assert argv[at : at + 9] == [
+        "--bind", str(copy), str(cwd),
+        "--ro-bind", "/home/u/project/.venv", "/home/u/project/.venv",
+        "--ro-bind", "/home/u/project/web/node_modules", "/home/u/project/web/node_modules",
+    ]  # fmt: skip
+
+
+@needs("bubblewrap")
+def test_a_write_command_in_a_project_with_a_venv_gets_its_trial_run(
+    project: Path, copies: Path
+) -> None:
+    runner = SandboxDryRunner(project, "/bin/sh", ENV, limits=LIMITS, scratch_dir=copies)
+    run = runner("sort notes.txt > sorted.txt && find . -name 'm*.py' | wc -l")
+    assert run is not None and run.scratch and outcome(run) == "ok"
+    assert run.stdout == b"50\n"  # the real .venv is there to read
+    assert run.changes == ("created sorted.txt",)
+    assert not (project / "sorted.txt").exists() and list(copies.iterdir()) == []
+
+
+@needs("bubblewrap")
+def test_a_write_into_a_held_directory_still_meets_a_read_only_file_system(
+    project: Path, copies: Path
+) -> None:
+    runner = SandboxDryRunner(project, "/bin/sh", ENV, limits=LIMITS, scratch_dir=copies)
+    before = (project / ".venv" / "lib" / "m1.py").stat().st_mtime_ns
+    run = runner("touch new.txt && find . -name m1.py -exec touch {} +")
+    assert run is not None and run.scratch and run.wrote and outcome(run) == "wrote"
+    assert (project / ".venv" / "lib" / "m1.py").stat().st_mtime_ns == before
+    assert not (project / "new.txt").exists()
+
+
+@needs("bubblewrap")
+def test_a_command_that_names_the_venv_is_judged_on_a_full_copy_or_not_at_all(
+    project: Path, copies: Path
+) -> None:
+    runner = SandboxDryRunner(project, "/bin/sh", ENV, limits=LIMITS, scratch_dir=copies)
+    run = runner("rm .venv/lib/m1.py")
+    assert run is not None and not run.scratch and outcome(run) == "wrote"
+    roomy = SandboxDryRunner(project, "/bin/sh", ENV, scratch_dir=copies)
+    run = roomy("rm .venv/lib/m1.py")
+    assert run is not None and run.scratch and run.changes == ("deleted .venv/lib/m1.py",)
+    assert (project / ".venv" / "lib" / "m1.py").exists()
+
+
+def test_what_changed_leaves_the_held_directory_out(project: Path, tmp_path: Path) -> None:
+    entries = scan_tree(project, held=frozenset({".venv"}))
+    assert entries is not None
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / ".venv").mkdir()  # the empty place the real one was bound over
+    for name in ("app.py", "notes.txt"):
+        (copy / name).write_bytes((project / name).read_bytes())
+        os.utime(copy / name, ns=(os.stat(project / name).st_mtime_ns,) * 2)
+    (copy / "out.txt").write_text("x\n", encoding="utf-8")
+    assert tree_changes(project, copy, entries) == ("created out.txt",)
