@@ -124,3 +124,25 @@ def test_what_changed_leaves_the_held_directory_out(project: Path, tmp_path: Pat
         os.utime(copy / name, ns=(os.stat(project / name).st_mtime_ns,) * 2)
     (copy / "out.txt").write_text("x\n", encoding="utf-8")
     assert tree_changes(project, copy, entries) == ("created out.txt",)
+
+
+def test_find_exec_of_a_program_that_is_not_installed_is_a_failure() -> None:
+    command = "find docs -name '* *' -exec rename 's/ /_/g' {} \\;"
+    missing = "find: ‘rename’: No such file or directory\n" * 2
+    run = DryRun(command, 0, b"", missing)
+    assert run.failed and run.exec_missing and not run.warned
+    start = DryRun(
+        "find nothere -exec wc -l {} \\;", 1, b"", "find: ‘nothere’: No such file or directory\n"
+    )
+    assert start.failed and not start.exec_missing  # a missing start path fails by its exit
+    other = DryRun(
+        "find . -exec cat {} \\;", 0, b"x", "find: ‘rename’: No such file or directory\n"
+    )
+    assert not other.failed and other.warned
+
+
+@needs("bubblewrap")
+def test_a_real_find_exec_of_a_missing_program_fails_its_dry_run(project: Path) -> None:
+    runner = SandboxDryRunner(project, "/bin/sh", ENV, scratch=False)
+    run = runner("find . -name notes.txt -exec conch-no-such-program {} \\;")
+    assert run is not None and run.exit_code == 0 and run.failed and outcome(run) == "failed"

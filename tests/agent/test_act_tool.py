@@ -297,3 +297,50 @@ def test_a_model_repeating_the_first_step_exactly_is_stopped_like_any_repeat() -
     )
     assert session.chat("Count the lines of notes.txt.") == "Done."
     assert len(steps) == 1
+
+
+def _checked(root: Path, *replies: str, model_check: str) -> Actor:
+    """An actor whose pipeline validates (no dry runs): static checks, and the model's review
+    of the command when they find something (``on_issues``)."""
+    settings = Settings.model_validate(
+        {
+            "generation": {"dry_run": False, "review": 1},
+            "validation": {"model_check": model_check},
+        }
+    )
+    provider = ScriptedProvider.of(*replies)
+    service = OneShot(settings, lambda: provider, cache_dir=root.parent / ".cache")
+    shell = Shell(cwd=root, mode=ExecutionMode.FULL, root=root)
+    return Actor(service, shell, environ={"HOME": str(root.parent), "PATH": "/usr/bin:/bin"})
+
+
+@pytest.mark.parametrize(
+    ("command", "found"),
+    [
+        ("conch-no-such-program notes.txt > out.txt", "is not installed"),
+        ("""awk '{n++} END {print "%d\\n", n}' notes.txt > out.txt""", "use printf"),
+    ],
+)
+def test_a_command_its_checks_say_cannot_work_does_not_run(
+    work: Path, command: str, found: str
+) -> None:
+    actor = _checked(work, command, model_check="never")
+
+    with pytest.raises(ValueError, match=rf"cannot work here \(.*{found}.*\), so it did not run"):
+        actor("count the lines of notes.txt into out.txt")
+    assert not (work / "out.txt").exists()
+
+
+def test_validation_s_correction_runs_in_place_of_a_command_that_cannot_work(work: Path) -> None:
+    review = (
+        '{"valid": false, "issues": ["print does not format"], '
+        '"corrected_command": "awk \'{n++} END {printf \\"%d\\\\n\\", n}\' notes.txt > out.txt", '
+        '"confidence": 0.9, "explanation": "printf formats"}'
+    )
+    wrong = """awk '{n++} END {print "%d\\n", n}' notes.txt > out.txt"""
+    actor = _checked(work, wrong, review, model_check="on_issues")
+
+    out = actor("count the lines of notes.txt into out.txt")
+
+    assert out.text.startswith("command: awk '{n++} END {printf \"%d\\n\", n}' notes.txt")
+    assert (work / "out.txt").read_text(encoding="utf-8") == "3\n"

@@ -127,3 +127,18 @@ def test_a_local_script_path_is_checked_for_existence_only(tmp_path: Path) -> No
     assert _check(f"{tmp_path}/nope.sh --x", tmp_path) == [
         f"program '{tmp_path}/nope.sh' does not exist or is not executable"
     ]
+
+
+@pytest.mark.parametrize(
+    ("program", "flagged"),
+    [
+        ("""NR > 1 {s += $2; n++} END {print "%.2f\\n", s / n}""", True),
+        ("""{print("%d items", NR)}""", True),
+        ("""{printf "%.2f\\n", $1}""", False),
+        ("""{print "100%"}""", False),
+        ("""{print $1 "%", $2}""", False),
+    ],
+)
+def test_awk_print_given_a_format_is_flagged(tmp_path: Path, program: str, flagged: bool) -> None:
+    issues = [i for i in _check(f"awk -F, '{program}' scores.csv", tmp_path) if "printf" in i]
+    assert bool(issues) is flagged

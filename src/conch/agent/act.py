@@ -26,6 +26,7 @@ from conch.tools import Tool, make_tool
 
 if TYPE_CHECKING:
     from conch.command.oneshot import OneShot, OneShotResult
+    from conch.command.proposal import Proposal
     from conch.config.settings import Settings
     from conch.execute.dryrun import DryRun
     from conch.providers.base import Provider
@@ -98,6 +99,19 @@ def fails_for_real(run: DryRun) -> bool:
     return run.exit_code in (126, 127) or _REAL_FAILURE.search(run.stderr) is not None
 
 
+# What validation's static checks find that makes a command fail for certain: a program that
+# is not here, a syntax error, awk's print given a format. (An option a help text does not
+# list may still work, so that alone does not stop a step.)
+_CERTAIN = ("is not installed", "does not exist", "not valid shell syntax", "cannot be parsed")
+_CERTAIN += ("print does not format",)
+
+
+def certain_issues(proposal: Proposal) -> list[str]:
+    """What validation found that makes ``proposal``'s command fail for certain."""
+    found = proposal.validation.static_issues if proposal.validation is not None else []
+    return [issue for issue in found if any(mark in issue for mark in _CERTAIN)]
+
+
 _SHOWN_FILES = 3  # files a step's result shows the content of
 _SHOWN_BYTES = 4096
 
@@ -132,6 +146,15 @@ class Actor:
         if proposal is None or not command:
             raise ValueError(
                 "no command came for this step; say it another way, or use another tool"
+            )
+        issues = certain_issues(proposal)
+        if issues and proposal.correction:
+            # validation's correction passed the policy and the same checks
+            command, issues = proposal.correction.strip(), []
+        if issues:
+            raise ValueError(
+                f"conch wrote `{command}`, which cannot work here ({'; '.join(issues)}), so it "
+                "did not run. Say the step another way, or use another tool"
             )
         seen = proposal.dry_run_seen(command)
         trial = proposal.trial_for(command)

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import signal
 import tempfile
 import time
@@ -76,6 +77,9 @@ SCRATCH_MAX_TMP_ENTRIES = 256
 SCRATCH_MAX_WRITE = 64 * 1024 * 1024  # the largest file a scratch run may write
 _TMP = "/tmp"
 _TOO_LARGE = ("file size limit exceeded", "file too large")
+# `find -exec PROG {} \;` goes on, and exits 0, when PROG is not installed; it says so per file.
+_FIND_MISSING = re.compile(r"^find: [‘'`]?(.+?)[’'`]?: No such file or directory$", re.MULTILINE)
+_EXEC_PROGRAM = re.compile(r"(?:^|\s)-(?:exec|execdir|ok|okdir)\s+['\"]?([^\s'\";|&]+)")
 # Sets the file size limit (in the 512-byte blocks of POSIX sh) before running the command.
 _LIMITED = 'ulimit -f "$1" 2>/dev/null; exec "$2" -c "$3"'
 
@@ -107,14 +111,26 @@ class DryRun:
 
     @property
     def failed(self) -> bool:
-        """It timed out, or exited non-zero with an error message (not a write attempt).
+        """It timed out, or exited non-zero with an error message (not a write attempt), or
+        ``find`` could not start the program of its ``-exec`` (``exec_missing``).
 
         A non-zero exit with nothing on stderr is how grep, diff and test say "no"; it is not
         a failure of the command.
         """
         if self.timed_out:
             return True
-        return self.exit_code != 0 and bool(self.stderr.strip()) and not self.wrote
+        if self.exit_code == 0:
+            return self.exec_missing
+        return bool(self.stderr.strip()) and not self.wrote
+
+    @property
+    def exec_missing(self) -> bool:
+        """``find`` could not start the program its ``-exec`` names (it is not installed),
+        which ``find`` reports for each file and still exits 0."""
+        if "find: " not in self.stderr:
+            return False
+        programs = set(_EXEC_PROGRAM.findall(self.command))
+        return any(name in programs for name in _FIND_MISSING.findall(self.stderr))
 
     @property
     def warned(self) -> bool:

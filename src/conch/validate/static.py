@@ -30,6 +30,10 @@ _UNCHECKED = frozenset(
     {"gcc", "g++", "cc", "c++", "clang", "clang++", "ld", "as", "rustc", "go", "ffmpeg"}
     | {"ffprobe", "ffplay", "convert", "magick", "mogrify", "identify", "composite", "test", "["}
 )
+# awk's `print "%.2f\n", x` prints the format text itself, then x: `printf` was meant.
+_AWK_PRINT_FORMAT = re.compile(
+    r'(?<![\w])print\s*\(?\s*"[^"]*%[-+ #0]*\d*(?:\.\d+)?[diouxXeEfgGcs][^"]*"\s*,'
+)
 # Programs whose later arguments belong to a subcommand: only options before it are checked.
 _SUBCOMMAND_TOOLS = frozenset(
     {"git", "docker", "podman", "kubectl", "helm", "apt", "apt-get", "apt-cache", "dnf", "yum"}
@@ -82,6 +86,11 @@ def static_check(command: str, helps: Mapping[str, CommandHelp]) -> list[str]:
             issues.append(issue)
             continue
         issues.extend(_option_issues(inv, help_))
+        if inv.name in _AWKS and any(a.text and _AWK_PRINT_FORMAT.search(a.text) for a in inv.args):
+            issues.append(
+                f"'{inv.name}' print does not format: it prints a \"%...\" string as it is, "
+                "followed by the values; use printf for a format"
+            )
     return list(dict.fromkeys(issues))
 
 
