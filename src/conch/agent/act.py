@@ -102,8 +102,13 @@ def fails_for_real(run: DryRun) -> bool:
 # What validation's static checks find that makes a command fail for certain: a program that
 # is not here, a syntax error, awk's print given a format. (An option a help text does not
 # list may still work, so that alone does not stop a step.)
-_CERTAIN = ("is not installed", "does not exist", "not valid shell syntax", "cannot be parsed")
-_CERTAIN += ("print does not format",)
+_CERTAIN = (
+    "is not installed",
+    "does not exist",
+    "not valid shell syntax",
+    "cannot be parsed",
+    "print does not format",
+)
 
 
 def certain_issues(proposal: Proposal) -> list[str]:
