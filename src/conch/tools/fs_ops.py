@@ -7,6 +7,7 @@ what went wrong. Every write goes to a temp file first and is renamed into place
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -83,7 +84,8 @@ class Files(SandboxFiles):
         lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
         verb = "replaced" if existed else "created"
         done = f"{verb} '{self.shown(target)}' ({size} bytes, {lines} lines)"
-        return done + _json_warning(target, content) + _copied_warning(content)
+        warnings = _json_warning(target, content) + _copied_warning(content)
+        return done + warnings + _script_warning(target, content)
 
     def locate(self, action: str, shown: str, text: str, old: str, replace_all: bool) -> list[int]:
         """Where ``old`` starts in ``text``: one place, or every place with ``replace_all``."""
@@ -308,6 +310,33 @@ def _json_warning(target: Path, content: str) -> str:
             "write it again"
         )
     return ""
+
+
+def _script_warning(target: Path, content: str) -> str:
+    """A note when a ``.py`` file defines functions but its top level does nothing (no call,
+    no statement besides definitions, imports and assignments): small models write the
+    function and forget to call it, so running the script prints nothing. Else ``""``."""
+    if target.suffix.lower() != ".py":
+        return ""
+    try:
+        tree = ast.parse(content)
+    except (SyntaxError, ValueError):
+        return ""
+    quiet = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.Pass)
+    functions = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    docstring = ast.get_docstring(tree) is not None
+    body = tree.body[1:] if docstring else tree.body
+    acts = [n for n in body if not isinstance(n, (*quiet, ast.FunctionDef, ast.AsyncFunctionDef))]
+    acts = [n for n in acts if not isinstance(n, ast.ClassDef)]
+    if not functions or acts:
+        return ""
+    named = ", ".join(f"{name}()" for name in functions[:3])
+    return (
+        f"; note: this script only defines {named} and never calls "
+        f"{'it' if len(functions) == 1 else 'them'}, so running it does nothing and prints "
+        "nothing. If it should do the work when run, add the call at the end (with print() "
+        "for a result)"
+    )
 
 
 # One entry of fs_list's output ("a.csv  0 B", "build  21 B  executable") and one line of
