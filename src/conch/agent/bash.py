@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conch.agent.inplace import snapshot, unchanged_note
 from conch.agent.modes import describe
 from conch.config.agent import COMMAND_TIMEOUT_S, MAX_STDERR_BYTES, MAX_STDOUT_BYTES
 from conch.errors import ConfirmationRequired, NoOneToAsk, PolicyRejection
@@ -132,6 +133,7 @@ class Shell:
             sandbox_root=self.root,
             environ=None if self.unsafe else contained_environment(os.environ, self.pass_env),
         )
+        before = snapshot(command, self.cwd)
         try:
             ran = run_checked(
                 command,
@@ -167,8 +169,9 @@ class Shell:
         result = format_result(ran.command, ran.result)
         written = redirected_files(ran.command, self.cwd)
         silent = _silent_script(ran.command, ran.result, written)
+        same = unchanged_note(before, self.cwd, ran.result.exit_code) if before else ""
         contained = f"[{ran.note}]" if ran.note else ""
-        parts = (result, contained, note, show_written(written), silent)
+        parts = (result, contained, note, show_written(written), silent, same)
         return ToolOutput("\n".join(p for p in parts if p), ran)
 
     def permit(self, command: str, kind: Kind = Kind.DELETE, parts: tuple[str, ...] = ()) -> None:

@@ -100,6 +100,12 @@ _LONE_NUMBER = re.compile(r"^-?\d+(?:[.,]\d+)?$")
 _FORMAT = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?[diouxXeEfgGs]")
 
 
+def in_place_edit(command: str) -> bool:
+    """Whether ``command`` edits a file in place (``sed -i``, ``perl -pi``, ``awk -i
+    inplace``)."""
+    return _IN_PLACE.search(command) is not None
+
+
 def written_mismatch(
     request: str, command: str, changes: tuple[str, ...], written: tuple[tuple[str, bytes], ...]
 ) -> str | None:
