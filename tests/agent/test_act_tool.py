@@ -7,7 +7,7 @@ the working directory that must be untouched."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -31,6 +31,7 @@ from conch.command.oneshot import OneShot
 from conch.config.settings import Settings
 from conch.execute.dryrun import DryRun
 from conch.execute.run import Ran
+from conch.messages import Message
 from conch.policy import ExecutionMode
 from conch.providers import ScriptedProvider
 from conch.tools import Tool, make_tool
@@ -344,3 +345,25 @@ def test_validation_s_correction_runs_in_place_of_a_command_that_cannot_work(wor
 
     assert out.text.startswith("command: awk '{n++} END {printf \"%d\\n\", n}' notes.txt")
     assert (work / "out.txt").read_text(encoding="utf-8") == "3\n"
+
+
+@needs("bubblewrap")
+def test_a_step_asked_again_after_its_command_failed_carries_the_failure(work: Path) -> None:
+    def reply(messages: Sequence[Message], options: object) -> str:
+        told = "(Not `cat missing.txt > out.txt`, which failed:" in messages[-1].content
+        return "cp notes.txt out.txt" if told else "cat missing.txt > out.txt"
+
+    provider = ScriptedProvider.from_function(reply)
+    service = OneShot(Settings.model_validate(_TRIED), lambda: provider, cache_dir=work.parent)
+    shell = Shell(cwd=work, mode=ExecutionMode.FULL, root=work)
+    actor = Actor(service, shell, environ={"HOME": str(work.parent), "PATH": "/usr/bin:/bin"})
+    step = "copy the notes to out.txt"
+
+    with pytest.raises(ValueError, match="failed on a copy of the files"):
+        actor(step)
+    out = actor(step)
+
+    asked = provider.sent[-1].messages[-1].content
+    assert "missing.txt: No such file or directory" in asked
+    assert out.text.startswith("command: cp notes.txt out.txt")
+    assert (work / "out.txt").read_text(encoding="utf-8") == "one\ntwo\nthree\n"

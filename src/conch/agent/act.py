@@ -117,6 +117,14 @@ def certain_issues(proposal: Proposal) -> list[str]:
     return [issue for issue in found if any(mark in issue for mark in _CERTAIN)]
 
 
+class StepFailed(ValueError):
+    """A step's command did not run because it would not work: ``command`` and ``why``."""
+
+    def __init__(self, message: str, command: str, why: str) -> None:
+        super().__init__(message)
+        self.command, self.why = command, why
+
+
 _SHOWN_FILES = 3  # files a step's result shows the content of
 _SHOWN_BYTES = 4096
 
@@ -131,6 +139,8 @@ class Actor:
         self.service = service
         self.shell = shell
         self.environ = dict(os.environ if environ is None else environ)
+        # A step whose command did not run, by its words: the command and why.
+        self.failed: dict[str, tuple[str, str]] = {}
 
     def propose(self, step: str) -> OneShotResult:
         """The pipeline's command for ``step``, judged as ``shell`` would judge it."""
@@ -144,7 +154,27 @@ class Actor:
 
     def __call__(self, step: str) -> ToolOutput:
         """Propose, then run through ``shell``: the command, its trial run and its output for
-        the model; CommandRefused (naming the command) when it did not run."""
+        the model; CommandRefused (naming the command) when it did not run.
+
+        A step asked again after its command failed goes to the pipeline with that command and
+        its error (a small model repeats a step word for word, and the pipeline, at
+        temperature 0, would write the same command again)."""
+        key = " ".join(step.split())
+        try:
+            return self._act(self._again(key))
+        except StepFailed as exc:
+            self.failed.setdefault(key, (exc.command, exc.why))
+            raise
+
+    def _again(self, key: str) -> str:
+        """``key``, the step, with why its command failed when it failed before."""
+        if key not in self.failed:
+            return key
+        command, why = self.failed[key]
+        why = " ".join(why.split())[:200]
+        return f"{key} (Not `{command}`, which failed: {why}.)"
+
+    def _act(self, step: str) -> ToolOutput:
         result = self.propose(step)
         proposal = result.proposal
         command = (proposal.command if proposal is not None else "").strip()
@@ -157,25 +187,32 @@ class Actor:
             # validation's correction passed the policy and the same checks
             command, issues = proposal.correction.strip(), []
         if issues:
-            raise ValueError(
-                f"conch wrote `{command}`, which cannot work here ({'; '.join(issues)}), so it "
-                "did not run. Say the step another way, or use another tool"
+            why = "; ".join(issues)
+            raise StepFailed(
+                f"conch wrote `{command}`, which cannot work here ({why}), so it "
+                "did not run. Say the step another way, or use another tool",
+                command,
+                why,
             )
         seen = proposal.dry_run_seen(command)
         trial = proposal.trial_for(command)
         if trial is not None and trial.dry_run is not None and fails_for_real(trial.dry_run):
-            raise ValueError(
+            raise StepFailed(
                 f"conch wrote `{command}`, which failed on a copy of the files, so it did not "
-                f"run: {seen}. Say the step another way, or use another tool"
+                f"run: {seen}. Say the step another way, or use another tool",
+                command,
+                trial.dry_run.error_excerpt(lines=2),
             )
         run = None if trial is None else trial.dry_run
         missed = trial is not None and trial.mismatch is not None
         if run is not None and run.scratch and not run.changes and missed:
             # It meant to change files (an in-place edit) and changed none on the copy.
-            raise ValueError(
+            raise StepFailed(
                 f"conch wrote `{command}`, which changed no file on a copy of the files, "
                 "so it did not run. Read the file and change it with the file tools, or "
-                "say the step another way"
+                "say the step another way",
+                command,
+                "it changed no file",
             )
         try:
             ran = self.shell.run(command)
