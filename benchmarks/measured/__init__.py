@@ -102,7 +102,7 @@ ROWS = (
         "readme-examples",
         "benchmarks.measured.readme_examples",
         "the README's examples run as typed, judged by effect; 10 held-out everyday requests",
-        "about 70 min (three runs of the README's examples, then the held-out requests)",
+        "about 12 min (three runs of the README's examples, then the held-out requests)",
         "readme-examples",
         "the-readmes-examples-by-what-they-do",
         ("everyday-heldout.md",),
