@@ -179,3 +179,22 @@ def test_the_result_is_frozen() -> None:
     result = ProcessResult(b"", b"", 0)
     with pytest.raises(AttributeError):
         result.exit_code = 1  # type: ignore[misc]
+
+
+def test_ctrl_c_while_the_program_starts_stops_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Ctrl+C lands just as the program has started, before run_process holds it: the
+    # interrupt is raised once it does, and the program is stopped, not left running.
+    started: list[int] = []
+    real = subprocess.Popen
+
+    def popen_then_ctrl_c(*args: object, **kwargs: object) -> subprocess.Popen[bytes]:
+        proc: subprocess.Popen[bytes] = real(*args, **kwargs)  # type: ignore[call-overload]
+        started.append(proc.pid)
+        os.kill(os.getpid(), signal.SIGINT)
+        return proc
+
+    monkeypatch.setattr(subprocess, "Popen", popen_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        run_process(["sleep", "30"], cwd=Path("/"))
+    assert started and gone_within(started[0], 5.0)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -25,8 +25,9 @@ import os
 import selectors
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -112,17 +113,21 @@ def run_process(
     caps = {_OUT: max_stdout, "err": max_stdout if max_stderr is None else max_stderr}
     start = time.monotonic()
     deadline = None if timeout is None else start + max(0.0, timeout)
-    proc = subprocess.Popen(
-        cmd,
-        cwd=cwd,
-        env=None if env is None else dict(env),
-        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=_STDERR[stderr],
-        start_new_session=True,
-        close_fds=True,
-    )
+    with _interrupt_held() as interrupted:
+        proc = subprocess.Popen(
+            cmd,
+            cwd=cwd,
+            env=None if env is None else dict(env),
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=_STDERR[stderr],
+            start_new_session=True,
+            close_fds=True,
+        )
     with proc:
+        if interrupted:  # Ctrl+C while it started: it must not outlive the caller
+            kill_group(proc, 0.0)
+            raise KeyboardInterrupt
         assert proc.stdout is not None
         out = _Stream(caps[_OUT])
         err = _Stream(caps["err"])
@@ -153,6 +158,31 @@ def run_process(
         stopped_at_cap=stopped,
         duration=time.monotonic() - start,
     )
+
+
+@contextlib.contextmanager
+def _interrupt_held() -> Iterator[list[int]]:
+    """Hold a Ctrl+C that arrives while a program is being started, so it is raised once the
+    caller has the process in hand and can stop it (raised inside ``subprocess.Popen``, it
+    would leave the program running with no one to stop it). The list it gives is not empty
+    when one came. Only on the main thread, and only where Ctrl+C raises KeyboardInterrupt
+    (Python's own handler): elsewhere nothing changes."""
+    held: list[int] = []
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield held
+        return
+
+    def hold(signum: int, _frame: object) -> None:
+        held.append(signum)
+
+    signal.signal(signal.SIGINT, hold)
+    try:
+        yield held
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def exit_code(returncode: int) -> int:
