@@ -189,7 +189,7 @@ class Batch:
         if op.old_text is not None:
             if op.start_line is not None:
                 raise ValueError("fs edit: give old_text or start_line, not both")
-            starts = files.locate("edit", shown, text, op.old_text, op.replace_all)
+            starts = files.locate("edit", shown, text, op.old_text, op.replace_all, new)
             return target, [(s, s + len(op.old_text), new, index) for s in starts]
         if op.start_line is None:
             raise ValueError(

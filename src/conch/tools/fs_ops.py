@@ -87,8 +87,12 @@ class Files(SandboxFiles):
         warnings = _json_warning(target, content) + _copied_warning(content)
         return done + warnings + _script_warning(target, content)
 
-    def locate(self, action: str, shown: str, text: str, old: str, replace_all: bool) -> list[int]:
-        """Where ``old`` starts in ``text``: one place, or every place with ``replace_all``."""
+    def locate(
+        self, action: str, shown: str, text: str, old: str, replace_all: bool, new: str = ""
+    ) -> list[int]:
+        """Where ``old`` starts in ``text``: one place, or every place with ``replace_all``.
+        When it is nowhere, the error names the closest line, and the exact call that makes
+        the change there when that line has the same words (``_same_words``)."""
         if not old:
             raise ValueError(f"{self.prefix}{action}: old is empty; give the exact text to replace")
         starts = [m.start() for m in re.finditer(re.escape(old), text)]
@@ -98,6 +102,12 @@ class Files(SandboxFiles):
                 hint = " (it is there with different whitespace at its ends)"
             elif closest := _closest_line(text, old):
                 hint = f" (the closest is line {closest[0]}: {closest[1]!r})"
+                if (same := _same_words(closest[1], old, new)) is not None:
+                    hint += (
+                        f". That line has the same words; to make the change there, call "
+                        f"{self.tool(action)} with old_text {json.dumps(closest[1])} and new_text "
+                        f"{json.dumps(same)}"
+                    )
             raise ValueError(
                 f"{self.prefix}{action}: the text to replace was not found in '{shown}'{hint}; "
                 "read the file and copy the lines exactly"
@@ -141,7 +151,7 @@ class Files(SandboxFiles):
         shown = self.shown(target)
         text = self.read_text("edit", target)
         self.refuse_renaming_edit(target, text, old, new)
-        starts = self.locate("edit", shown, text, old, replace_all)
+        starts = self.locate("edit", shown, text, old, replace_all, new)
         result = text.replace(old, new) if replace_all else text.replace(old, new, 1)
         self.write_text("edit", target, result)
         lines = ", ".join(str(text.count("\n", 0, s) + 1) for s in starts[:10])
@@ -365,6 +375,22 @@ def _copied_warning(content: str) -> str:
         "word), write just those: compute them with a command (do or bash) rather than "
         "copying a listing"
     )
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _same_words(line: str, old: str, new: str) -> str | None:
+    """``line`` with ``new``'s words put in place of ``old``'s, when ``old`` is one line whose
+    words are exactly ``line``'s and ``new`` has as many: a small model writes
+    ``debug = true`` for the JSON line ``"debug": true,`` and cannot see the difference."""
+    if "\n" in old.strip() or "\n" in new.strip():
+        return None
+    words, before, after = _WORD.findall(line), _WORD.findall(old), _WORD.findall(new)
+    if not words or words != before or len(after) != len(before) or before == after:
+        return None
+    replaced = iter(after)
+    return _WORD.sub(lambda _m: next(replaced), line)
 
 
 def _closest_line(text: str, old: str) -> tuple[int, str] | None:
