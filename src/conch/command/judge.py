@@ -15,9 +15,10 @@ the dry run's output (and the working directory it ran in) for their breach:
   holds a count (a number standing alone).
 
 A command that wrote files is judged by what it wrote in its scratch copy
-(``written_mismatch``): an in-place edit that changed nothing, a file holding more than the
-number asked for alone, or a printf format written out as it stands (``format_literal``, which
-also judges what a command printed).
+(``written_mismatch``): an in-place edit that changed nothing, a line of a file the request
+names that is not of the form the request gives in quotes (``line_form``: "NAME COUNT",
+"Hello, NAME!"), a file holding more than the number asked for alone, or a printf format
+written out as it stands (``format_literal``, which also judges what a command printed).
 
 The pipeline asks the model once for a repair, with the reason, and prefers a command that
 fits (``conch.command.propose``); a mismatch ranks with a warning, below a clean run. Only words and
@@ -26,6 +27,7 @@ output are read: no model call, microseconds.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -119,14 +121,48 @@ def written_mismatch(
         if _NO_CHANGE_NEEDED.search(asked) or not _IN_PLACE.search(command):
             return None
         return "left every file as it was"
+    form = line_form(request)
     for path, data in written:
         text = data.decode("utf-8", "replace")
         shown = " ".join(text.split())[:80]
+        if form is not None and os.path.basename(path) in request:
+            off = next((x for x in text.splitlines() if x.strip() and not form[1].match(x)), None)
+            if off is not None:
+                return f"{path} holds the line {off.strip()[:80]!r}, not of the form {form[0]!r}"
         literal = format_literal(command, text)
         if literal is not None:
             return f"wrote {literal} into {path} ({shown!r}): print does not format; printf does"
         if _NUMBER_ALONE.search(asked) and text.strip() and not _LONE_NUMBER.match(text.strip()):
             return f"{path} holds {shown!r}; the request asks for the number alone"
+    return None
+
+
+# A quoted line format whose placeholders are words in capitals that the request explains
+# elsewhere: "Hello, NAME!" ... where NAME is; "NAME COUNT"; "- [TITLE](FILE)".
+_QUOTED = re.compile(r"\"([^\"\n]{3,80})\"")
+_PLACEHOLDER = re.compile(r"\b[A-Z][A-Z_]{2,}\b")
+
+
+def line_form(request: str) -> tuple[str, re.Pattern[str]] | None:
+    """The line format ``request`` gives in quotes, with a pattern each line written in that
+    form matches (a placeholder stands for any text, a space for spaces); None when it gives
+    none. A placeholder counts only when the request names it outside the quotes too, so a
+    quoted literal in capitals ("ERROR") is not taken for one."""
+    for quoted in _QUOTED.finditer(request):
+        text = quoted.group(1)
+        outside = request[: quoted.start()] + request[quoted.end() :]
+        holders = list(_PLACEHOLDER.finditer(text))
+        if not holders or not any(re.search(rf"\b{h.group(0)}\b", outside) for h in holders):
+            continue
+        parts: list[str] = []
+        at = 0
+        for holder in holders:
+            parts.append(re.escape(text[at : holder.start()]))
+            parts.append(r".+?")
+            at = holder.end()
+        parts.append(re.escape(text[at:]))
+        pattern = "".join(parts).replace(r"\ ", r"[ \t]+")
+        return text, re.compile(rf"^[ \t]*{pattern}[ \t]*$")
     return None
 
 

@@ -1,0 +1,57 @@
+"""A line format the request gives in quotes, its placeholders in capitals explained
+elsewhere in the request ("NAME COUNT" ... where NAME is): a file the request names that the
+command wrote must hold only lines of that form, or the command does not fit."""
+
+from __future__ import annotations
+
+import pytest
+
+from conch.command.judge import line_form, written_mismatch
+
+GREETING = (
+    'Create a file greeting.txt containing one line, "Hello, NAME!", where NAME is the name '
+    "written in name.txt."
+)
+COUNTS = (
+    'For each .txt file in texts, write a line "NAME COUNT" to counts.txt, where NAME is the '
+    "file name and COUNT its number of words."
+)
+INDEX = (
+    'Create docs/INDEX.md with one line per Markdown file, each in the form "- [TITLE](FILE)", '
+    "where FILE is the file's name and TITLE the text of its first heading."
+)
+
+
+def _judged(request: str, path: str, text: str) -> str | None:
+    return written_mismatch(request, "cmd", (f"created {path}",), ((path, text.encode()),))
+
+
+@pytest.mark.parametrize(
+    ("request_", "path", "text", "wrong"),
+    [
+        (GREETING, "greeting.txt", "Hello,  Ada\n", "'Hello,  Ada'"),
+        (GREETING, "greeting.txt", "Hello, Ada!\n", None),
+        (COUNTS, "counts.txt", "2\n3\n", "'2'"),
+        (COUNTS, "counts.txt", "a.txt 2\nb.txt  3\n", None),
+        (INDEX, "docs/INDEX.md", "- Intro\n", "'- Intro'"),
+        (INDEX, "docs/INDEX.md", "- [Intro](a.md)\n- [Usage](b.md)\n", None),
+    ],
+)
+def test_lines_are_held_to_the_form_the_request_gives(
+    request_: str, path: str, text: str, wrong: str | None
+) -> None:
+    found = _judged(request_, path, text)
+    if wrong is None:
+        assert found is None
+    else:
+        assert found is not None and f"holds the line {wrong}, not of the form" in found
+
+
+def test_a_quoted_literal_in_capitals_is_no_form() -> None:
+    assert line_form('write the lines with "ERROR" in app.log to errors.txt') is None
+    assert line_form("write NAME to out.txt") is None  # nothing quoted
+    assert line_form('write "NAME COUNT" to out.txt') is None  # NAME explained nowhere
+
+
+def test_a_file_the_request_does_not_name_is_not_held_to_the_form() -> None:
+    assert _judged(COUNTS, "other.txt", "2\n") is None
