@@ -63,6 +63,9 @@ def test_a_command_naming_a_held_directory_holds_nothing_back() -> None:
     assert names_held("rm -r .venv/lib/old")
     assert names_held("du -sh node_modules")
     assert not names_held("sort notes.txt > sorted.txt")
+    # names that only contain a held name hold it back as usual
+    assert not names_held("echo dist >> .gitignore")
+    assert not names_held("ls .github/workflows && pip install virtualenv")
 
 
 def test_the_held_directories_are_bound_read_only_after_the_copy() -> None:

@@ -367,3 +367,63 @@ def test_a_step_asked_again_after_its_command_failed_carries_the_failure(work: P
     assert "missing.txt: No such file or directory" in asked
     assert out.text.startswith("command: cp notes.txt out.txt")
     assert (work / "out.txt").read_text(encoding="utf-8") == "one\ntwo\nthree\n"
+
+
+def test_validation_s_own_fix_is_not_refused_for_what_it_fixed(work: Path) -> None:
+    review = (
+        '{"valid": false, "issues": ["print does not format"], '
+        '"corrected_command": "awk \'{n++} END {printf \\"%d\\\\n\\", n}\' notes.txt > out.txt", '
+        '"confidence": 0.9, "explanation": "printf formats"}'
+    )
+    wrong = """awk '{n++} END {print "%d\\n", n}' notes.txt > out.txt"""
+    settings = Settings.model_validate(
+        {
+            "generation": {"dry_run": False, "review": 1},
+            "validation": {"model_check": "on_issues", "auto_fix": True},
+        }
+    )
+    provider = ScriptedProvider.of(wrong, review)
+    service = OneShot(settings, lambda: provider, cache_dir=work.parent / ".cache")
+    shell = Shell(cwd=work, mode=ExecutionMode.FULL, root=work)
+    actor = Actor(service, shell, environ={"HOME": str(work.parent), "PATH": "/usr/bin:/bin"})
+
+    out = actor("count the lines of notes.txt into out.txt")
+
+    assert out.text.startswith("command: awk '{n++} END {printf")
+    assert (work / "out.txt").read_text(encoding="utf-8") == "3\n"
+
+
+def test_a_program_the_command_makes_itself_is_not_a_finding_that_stops_it(work: Path) -> None:
+    (work / "build.sh").write_text("#!/bin/sh\necho built > built.txt\n", encoding="utf-8")
+    actor = _checked(work, "chmod +x build.sh && ./build.sh", model_check="never")
+
+    out = actor("make build.sh executable and run it")
+
+    assert "[exit code 0]" in out.text, out.text
+    assert out.text.startswith("command: chmod +x build.sh && ./build.sh")
+    assert (work / "built.txt").read_text(encoding="utf-8") == "built\n"
+
+
+@needs("bubblewrap")
+def test_only_the_latest_failure_of_a_step_is_carried_and_a_success_clears_it(
+    work: Path,
+) -> None:
+    def reply(messages: Sequence[Message], options: object) -> str:
+        asked = messages[-1].content
+        if "(Not `cat second.txt > out.txt`" in asked:
+            return "cp notes.txt out.txt"
+        if "(Not `cat first.txt > out.txt`" in asked:
+            return "cat second.txt > out.txt"
+        return "cat first.txt > out.txt"
+
+    provider = ScriptedProvider.from_function(reply)
+    service = OneShot(Settings.model_validate(_TRIED), lambda: provider, cache_dir=work.parent)
+    shell = Shell(cwd=work, mode=ExecutionMode.FULL, root=work)
+    actor = Actor(service, shell, environ={"HOME": str(work.parent), "PATH": "/usr/bin:/bin"})
+    step = "copy the notes to out.txt"
+
+    for _ in range(2):
+        with pytest.raises(ValueError, match="failed on a copy of the files"):
+            actor(step)
+    assert actor(step).text.startswith("command: cp notes.txt out.txt")
+    assert actor.failed == {}

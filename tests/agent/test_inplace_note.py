@@ -57,3 +57,21 @@ def test_only_in_place_edits_of_files_here_are_kept() -> None:
     assert unchanged_note({}, here, 0) == ""
     assert unchanged_note({"test_inplace_note.py": b"other"}, here, 0) == ""
     assert unchanged_note({"missing.txt": b""}, here, 0) == ""
+
+
+def test_no_note_for_a_command_that_only_mentions_an_edit_or_moves_first(work: Path) -> None:
+    (work / "deploy.sh").write_text("sed -i 's/a/b/' x\n", encoding="utf-8")
+    assert "changed nothing" not in _run(work, "grep -n 'sed -i' deploy.sh")
+    sub = work / "sub"
+    sub.mkdir()
+    (sub / "settings.json").write_text("debug\n", encoding="utf-8")
+    text = _run(work, "cd sub && sed -i s/debug/DEBUG/ settings.json")
+    assert "changed nothing" not in text
+    assert (sub / "settings.json").read_text(encoding="utf-8") == "DEBUG\n"
+
+
+def test_a_symlink_loop_among_the_names_is_passed_over(work: Path) -> None:
+    (work / "loop").symlink_to("loop")
+    assert snapshot("sed -i s/a/b/ loop settings.json", work) == {
+        "settings.json": SETTINGS.encode()
+    }

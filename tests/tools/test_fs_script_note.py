@@ -40,6 +40,7 @@ def test_a_script_that_only_defines_a_function_is_written_with_a_note(
         "print(len(open('essay.txt').read().split()))\n",
         "class Point:\n    x = 0\n",  # a module of definitions, no function to forget
         "def broken(:\n",  # not Python: nothing to say about it
+        "def create_app():\n    return 1\n\napp = create_app()\n",  # the assignment calls
     ],
 )
 def test_a_script_that_does_something_or_defines_no_function_has_no_note(
@@ -51,3 +52,8 @@ def test_a_script_that_does_something_or_defines_no_function_has_no_note(
 
 def test_other_files_are_not_read_as_python(call: Call) -> None:
     assert "note:" not in call("fs_write", path="notes.txt", content=DEFINES_ONLY).content
+
+
+def test_a_test_module_has_no_note(call: Call) -> None:
+    assert "note:" not in call("fs_write", path="test_count.py", content=DEFINES_ONLY).content
+    assert "note:" not in call("fs_write", path="conftest.py", content=DEFINES_ONLY).content

@@ -137,6 +137,8 @@ def test_a_local_script_path_is_checked_for_existence_only(tmp_path: Path) -> No
         ("""{printf "%.2f\\n", $1}""", False),
         ("""{print "100%"}""", False),
         ("""{print $1 "%", $2}""", False),
+        ("""{print "50% done:", $1}""", False),  # percent text, no format
+        ("""{print "10% faster", $1}""", False),
     ],
 )
 def test_awk_print_given_a_format_is_flagged(tmp_path: Path, program: str, flagged: bool) -> None:

@@ -101,10 +101,10 @@ def fails_for_real(run: DryRun) -> bool:
 
 # What validation's static checks find that makes a command fail for certain: a program that
 # is not here, a syntax error, awk's print given a format. (An option a help text does not
-# list may still work, so that alone does not stop a step.)
+# list may still work, so that alone does not stop a step; nor does a program path that does
+# not exist yet, which the command itself may make: `cc -o prog prog.c && ./prog`.)
 _CERTAIN = (
     "is not installed",
-    "does not exist",
     "not valid shell syntax",
     "cannot be parsed",
     "print does not format",
@@ -112,8 +112,15 @@ _CERTAIN = (
 
 
 def certain_issues(proposal: Proposal) -> list[str]:
-    """What validation found that makes ``proposal``'s command fail for certain."""
-    found = proposal.validation.static_issues if proposal.validation is not None else []
+    """What validation found that makes ``proposal``'s command fail for certain: nothing when
+    the command is validation's own fix (``auto_fix``; the findings were about the command it
+    replaced), or when its trial run worked (the run says more than the reading)."""
+    if proposal.validation is None or proposal.corrected:
+        return []
+    trial = proposal.trial_for(proposal.command)
+    if trial is not None and trial.outcome == "ok":
+        return []
+    found = proposal.validation.static_issues
     return [issue for issue in found if any(mark in issue for mark in _CERTAIN)]
 
 
@@ -161,10 +168,12 @@ class Actor:
         temperature 0, would write the same command again)."""
         key = " ".join(step.split())
         try:
-            return self._act(self._again(key))
+            done = self._act(self._again(key))
         except StepFailed as exc:
-            self.failed.setdefault(key, (exc.command, exc.why))
+            self.failed[key] = (exc.command, exc.why)  # the latest: a third ask differs too
             raise
+        self.failed.pop(key, None)
+        return done
 
     def _again(self, key: str) -> str:
         """``key``, the step, with why its command failed when it failed before."""

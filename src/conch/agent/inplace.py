@@ -4,41 +4,57 @@ changed anything.
 A small model writes ``sed -i 's/debug = true/debug = false/' settings.json`` for a JSON file
 that holds ``"debug": true``: the pattern matches nothing, sed exits 0, prints nothing, and
 the model takes the silence for success. The ``bash`` tool keeps the content of the files the
-command names before it runs, and when none of them changed says so in the result.
+command's in-place edits are given before it runs, and when none of them changed says so in
+the result.
 """
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 from conch.command.judge import in_place_edit
+from conch.policy.commands import analyse
 
 _MAX_FILES = 10
 _MAX_BYTES = 1 << 20
 
 
+_EDITORS = frozenset({"sed", "gsed", "perl", "awk", "gawk"})
+_MOVES = frozenset({"cd", "pushd", "popd"})
+
+
 def snapshot(command: str, cwd: Path) -> dict[str, bytes]:
-    """The content of each small regular file under ``cwd`` that ``command`` names, when it
-    is an in-place edit; empty otherwise."""
+    """The content of each small regular file under ``cwd`` that an in-place edit in
+    ``command`` is given; empty when it has none, or when it changes directory first (the
+    names would be read from the wrong place)."""
     if not in_place_edit(command):
         return {}
     try:
-        words = shlex.split(command)
-    except ValueError:
+        invocations = analyse(command).invocations
+    except Exception:  # a command conch cannot read gets no note, and still runs
         return {}
+    if any(inv.name in _MOVES for inv in invocations):
+        return {}
+    words = [
+        arg.text
+        for inv in invocations
+        if inv.name in _EDITORS
+        and in_place_edit(" ".join([inv.name, *(t or "" for t in inv.texts())]))
+        for arg in inv.args
+        if arg.text and not arg.text.startswith("-")
+    ]
     base = cwd.resolve()
     kept: dict[str, bytes] = {}
     for word in dict.fromkeys(words):
-        if word.startswith("-") or len(kept) == _MAX_FILES:
-            continue
+        if len(kept) == _MAX_FILES:
+            break
         try:
             path = (cwd / word).resolve()
             if not path.is_relative_to(base) or not path.is_file():
                 continue
             if path.stat().st_size <= _MAX_BYTES:
                 kept[word] = path.read_bytes()
-        except (OSError, ValueError):
+        except (OSError, ValueError, RuntimeError):  # RuntimeError: a symlink loop
             continue
     return kept
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import stat
 from pathlib import Path
@@ -104,10 +105,13 @@ def held_paths(entries: list[tuple[str, str]]) -> list[str]:
     return [path for path, kind in entries if kind == "held"]
 
 
+_PATH_PARTS = re.compile(r"[/\s'\"=:;|&<>()`$]+")
+
+
 def names_held(command: str) -> bool:
     """Whether ``command`` names one of ``HELD_NAMES`` (then nothing is held: a command that
     means to change such a directory is judged on a full copy, or not at all)."""
-    return any(name in command for name in HELD_NAMES)
+    return any(part in HELD_NAMES for part in _PATH_PARTS.split(command))
 
 
 MAX_CHANGES = 20  # the changes a scratch run reports by name; more are counted

@@ -326,12 +326,16 @@ def _script_warning(target: Path, content: str) -> str:
     """A note when a ``.py`` file defines functions but its top level does nothing (no call,
     no statement besides definitions, imports and assignments): small models write the
     function and forget to call it, so running the script prints nothing. Else ``""``."""
-    if target.suffix.lower() != ".py":
-        return ""
+    name = target.name.lower()
+    if target.suffix.lower() != ".py" or name.startswith("test_") or name == "conftest.py":
+        return ""  # a test module is run by its runner, not by itself
     try:
         tree = ast.parse(content)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         return ""
+    calls = (n for n in tree.body if isinstance(n, ast.Assign | ast.AnnAssign))
+    if any(isinstance(part, ast.Call) for node in calls for part in ast.walk(node)):
+        return ""  # `app = create_app()` does something
     quiet = (ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign, ast.Pass)
     functions = [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
     docstring = ast.get_docstring(tree) is not None

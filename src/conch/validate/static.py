@@ -32,7 +32,7 @@ _UNCHECKED = frozenset(
 )
 # awk's `print "%.2f\n", x` prints the format text itself, then x: `printf` was meant.
 _AWK_PRINT_FORMAT = re.compile(
-    r'(?<![\w])print\s*\(?\s*"[^"]*%[-+ #0]*\d*(?:\.\d+)?[diouxXeEfgGcs][^"]*"\s*,'
+    r'(?<![\w])print\s*\(?\s*"[^"]*%[-+#0]*\d*(?:\.\d+)?[diouxXeEfgGcs](?![A-Za-z])[^"]*"\s*,'
 )
 # Programs whose later arguments belong to a subcommand: only options before it are checked.
 _SUBCOMMAND_TOOLS = frozenset(
