@@ -48,19 +48,27 @@ function conch --description 'conch, adding the commands it runs to this shell h
     set -q fish_history; and set name $fish_history
     if set -q ran[1]; and test -n "$name"
         builtin history save
-        set -l data ~/.local/share
-        set -q XDG_DATA_HOME[1]; and test -n "$XDG_DATA_HOME"; and set data $XDG_DATA_HOME
-        command mkdir -p -- $data/fish
-        set -l when (command date +%s)
-        for cmd in $ran
-            printf '- cmd: %s\n  when: %s\n' (string replace -a -- '\\' '\\\\' $cmd) $when >>$data/fish/{$name}_history
-        end
         # `history merge` reads the file again only once the clock has left the second of its
         # last read, which can be the second this function started in.
         while test (command date +%s) -le $start
             command sleep 0.1
         end
-        builtin history merge
+        set -l data ~/.local/share
+        set -q XDG_DATA_HOME[1]; and test -n "$XDG_DATA_HOME"; and set data $XDG_DATA_HOME
+        command mkdir -p -- $data/fish
+        for try in 1 2
+            set -l when (command date +%s)
+            for cmd in $ran
+                printf '- cmd: %s\n  when: %s\n' (string replace -a -- '\\' '\\\\' $cmd) $when >>$data/fish/{$name}_history
+            end
+            builtin history merge
+            set -l newest (builtin history search --max 1 | string collect)
+            test "$newest" = "$ran[-1]"; and break
+            # fish's own line came after them: once more, in the next second
+            while test (command date +%s) -le $when
+                command sleep 0.1
+            end
+        end
     end
     return $rc
 end
