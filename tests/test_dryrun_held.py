@@ -149,3 +149,20 @@ def test_a_real_find_exec_of_a_missing_program_fails_its_dry_run(project: Path) 
     runner = SandboxDryRunner(project, "/bin/sh", ENV, scratch=False)
     run = runner("find . -name notes.txt -exec conch-no-such-program {} \\;")
     assert run is not None and run.exit_code == 0 and run.failed and outcome(run) == "failed"
+
+
+def test_find_exec_whose_program_failed_on_every_file_is_a_failure() -> None:
+    command = "find docs -name '* *' -exec bash -c 'mv \"$1\" \"${1// /_}\"' {} \\;"
+    failed = DryRun(command, 0, b"", "mv: cannot stat '': No such file or directory\n" * 2)
+    assert failed.failed and failed.exec_failed
+    printed = DryRun("find . -exec cat {} \\;", 0, b"x\n", "cat: ./d: Is a directory\n")
+    assert not printed.failed and printed.warned  # it printed what it was for
+    plain = DryRun("ls nothere; true", 0, b"", "ls: cannot access 'nothere': No such file\n")
+    assert not plain.failed  # no find -exec: exit 0 stands
+
+
+@needs("bubblewrap")
+def test_a_real_find_exec_that_fails_on_every_file_fails_its_dry_run(project: Path) -> None:
+    runner = SandboxDryRunner(project, "/bin/sh", ENV, scratch=False)
+    run = runner('find . -name notes.txt -exec sh -c \'mv "$1" "$1.bak"\' {} \\;')
+    assert run is not None and run.exit_code == 0 and outcome(run) == "failed"

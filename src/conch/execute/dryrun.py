@@ -80,6 +80,13 @@ _TOO_LARGE = ("file size limit exceeded", "file too large")
 # `find -exec PROG {} \;` goes on, and exits 0, when PROG is not installed; it says so per file.
 _FIND_MISSING = re.compile(r"^find: [‘'`]?(.+?)[’'`]?: No such file or directory$", re.MULTILINE)
 _EXEC_PROGRAM = re.compile(r"(?:^|\s)-(?:exec|execdir|ok|okdir)\s+['\"]?([^\s'\";|&]+)")
+# What the program run by `find -exec ... \;` says when it failed on every file it was given:
+# `find` still exits 0 (with `-exec ... +` it would not).
+_EXEC_FAILED = re.compile(
+    r"No such file or directory|cannot stat|command not found|not found$|invalid option"
+    r"|unrecognized option|missing operand|syntax error",
+    re.MULTILINE,
+)
 # Sets the file size limit (in the 512-byte blocks of POSIX sh) before running the command.
 _LIMITED = 'ulimit -f "$1" 2>/dev/null; exec "$2" -c "$3"'
 
@@ -112,7 +119,8 @@ class DryRun:
     @property
     def failed(self) -> bool:
         """It timed out, or exited non-zero with an error message (not a write attempt), or
-        ``find`` could not start the program of its ``-exec`` (``exec_missing``).
+        ``find`` could not start the program of its ``-exec`` (``exec_missing``) or that
+        program failed on every file (``exec_failed``).
 
         A non-zero exit with nothing on stderr is how grep, diff and test say "no"; it is not
         a failure of the command.
@@ -120,8 +128,17 @@ class DryRun:
         if self.timed_out:
             return True
         if self.exit_code == 0:
-            return self.exec_missing
+            return self.exec_missing or self.exec_failed
         return bool(self.stderr.strip()) and not self.wrote
+
+    @property
+    def exec_failed(self) -> bool:
+        """``find -exec PROG {} \\;`` printed nothing but PROG's errors: PROG failed on every
+        file (``bash -c 'mv "$1" ...' {}`` with ``$1`` empty), and ``find`` exits 0 all the
+        same."""
+        if self.stdout.strip() or not _EXEC_PROGRAM.search(self.command):
+            return False
+        return _EXEC_FAILED.search(self.stderr) is not None
 
     @property
     def exec_missing(self) -> bool:
