@@ -55,3 +55,30 @@ def test_a_quoted_literal_in_capitals_is_no_form() -> None:
 
 def test_a_file_the_request_does_not_name_is_not_held_to_the_form() -> None:
     assert _judged(COUNTS, "other.txt", "2\n") is None
+
+
+@pytest.mark.parametrize(
+    ("request_", "changes", "wrong"),
+    [
+        (
+            "Rename the files in reports so that their names are all lower case.",
+            ("deleted reports/Data.CSV", "created reports/Data.CSV.txt"),
+            "created reports/Data.CSV.txt, whose name is not in lower case",
+        ),
+        (
+            "Rename the files in reports so that their names are all lower case.",
+            ("deleted reports/Data.CSV", "created reports/data.csv"),
+            None,
+        ),
+        (
+            "make every file name in src uppercase",
+            ("deleted src/a.c", "created src/a.C"),
+            "created src/a.C, whose name is not in uppercase",
+        ),
+        ("convert the text of notes.txt to lower case", ("changed notes.txt",), None),
+    ],
+)
+def test_names_asked_for_in_a_case_are_held_to_it(
+    request_: str, changes: tuple[str, ...], wrong: str | None
+) -> None:
+    assert written_mismatch(request_, "cmd", changes, ()) == wrong

@@ -15,7 +15,8 @@ the dry run's output (and the working directory it ran in) for their breach:
   holds a count (a number standing alone).
 
 A command that wrote files is judged by what it wrote in its scratch copy
-(``written_mismatch``): an in-place edit that changed nothing, a line of a file the request
+(``written_mismatch``): an in-place edit that changed nothing, a file created with a name
+not in the case the request asks names to be in ("lower case"), a line of a file the request
 names that is not of the form the request gives in quotes (``line_form``: "NAME COUNT",
 "Hello, NAME!"), a file holding more than the number asked for alone, or a printf format
 written out as it stands (``format_literal``, which also judges what a command printed).
@@ -121,6 +122,15 @@ def written_mismatch(
         if _NO_CHANGE_NEEDED.search(asked) or not _IN_PLACE.search(command):
             return None
         return "left every file as it was"
+    found = _NAME_CASE.search(asked)
+    if found is not None:
+        case = found.group(1) or found.group(2)
+        for line in changes:
+            verb, _, path = line.partition(" ")
+            name = os.path.basename(path.rstrip("/"))
+            wanted = name.lower() if case.startswith("lower") else name.upper()
+            if verb == "created" and name != wanted:
+                return f"created {path}, whose name is not in {case}"
     form = line_form(request)
     for path, data in written:
         text = data.decode("utf-8", "replace")
@@ -137,6 +147,10 @@ def written_mismatch(
     return None
 
 
+# "rename the files so their names are lower case", "make the file names uppercase".
+_NAME_CASE = re.compile(
+    r"\bnames?\b.{0,60}?\b((?:lower|upper) ?case)\b|\b((?:lower|upper) ?case)\b.{0,30}?\bnames?\b"
+)
 # A quoted line format whose placeholders are words in capitals that the request explains
 # elsewhere: "Hello, NAME!" ... where NAME is; "NAME COUNT"; "- [TITLE](FILE)".
 _QUOTED = re.compile(r"\"([^\"\n]{3,80})\"")
