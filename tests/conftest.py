@@ -8,11 +8,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 import requires
 from cliutil import CliResult
 from conch.cli.environment import Environment
 from conch.cli.main import main
+
+# Property tests check what the policy decides, never how fast: no per-example deadline (a
+# loaded machine made one example of a policy property take 285 ms and fail).
+settings.register_profile("conch", deadline=None)
+settings.load_profile("conch")
 
 _CLEARED = (
     "CONCH_CONFIG",
