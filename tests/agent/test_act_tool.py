@@ -241,7 +241,7 @@ def test_an_edit_of_one_file_is_a_turn_without_do() -> None:
 def test_an_in_place_edit_that_changed_nothing_on_the_copy_does_not_run(work: Path) -> None:
     actor = _actor(work, "sed -i 's/zero/0/' notes.txt", "sed -i 's/none/0/' notes.txt", tried=True)
 
-    with pytest.raises(ValueError, match="changed no file on a copy of the files"):
+    with pytest.raises(ValueError, match=r"on a copy of the files \(left every file as it was\)"):
         actor("write 0 for zero in notes.txt")
     assert (work / "notes.txt").read_text(encoding="utf-8") == "one\ntwo\nthree\n"
 
@@ -427,3 +427,14 @@ def test_only_the_latest_failure_of_a_step_is_carried_and_a_success_clears_it(
             actor(step)
     assert actor(step).text.startswith("command: cp notes.txt out.txt")
     assert actor.failed == {}
+
+
+@needs("bubblewrap")
+def test_a_write_that_does_not_fit_the_step_on_the_copy_does_not_run(work: Path) -> None:
+    (work / "Data.CSV").write_text("x\n", encoding="utf-8")
+    wrong = 'for f in Data.CSV; do mv -- "$f" "$f.txt"; done'
+    actor = _actor(work, wrong, wrong, tried=True)
+
+    with pytest.raises(ValueError, match="whose name is not in lower case"):
+        actor("rename Data.CSV so that its name is lower case")
+    assert (work / "Data.CSV").exists() and not (work / "Data.CSV.txt").exists()

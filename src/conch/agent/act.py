@@ -213,15 +213,16 @@ class Actor:
                 trial.dry_run.error_excerpt(lines=2),
             )
         run = None if trial is None else trial.dry_run
-        missed = trial is not None and trial.mismatch is not None
-        if run is not None and run.scratch and not run.changes and missed:
-            # It meant to change files (an in-place edit) and changed none on the copy.
+        missed = None if trial is None else trial.mismatch
+        if run is not None and run.scratch and missed:
+            # On the copy it changed files other than the step asks (or none): the judge's
+            # reason (conch.command.judge.written_mismatch) goes to the model, nothing runs.
             raise StepFailed(
-                f"conch wrote `{command}`, which changed no file on a copy of the files, "
-                "so it did not run. Read the file and change it with the file tools, or "
-                "say the step another way",
+                f"conch wrote `{command}`, which did not do what the step asks on a copy of "
+                f"the files ({missed}), so it did not run. Say the step another way, or do it "
+                "with the file tools",
                 command,
-                "it changed no file",
+                missed,
             )
         try:
             ran = self.shell.run(command)
