@@ -438,3 +438,24 @@ def test_a_write_that_does_not_fit_the_step_on_the_copy_does_not_run(work: Path)
     with pytest.raises(ValueError, match="whose name is not in lower case"):
         actor("rename Data.CSV so that its name is lower case")
     assert (work / "Data.CSV").exists() and not (work / "Data.CSV.txt").exists()
+
+
+@needs("bubblewrap")
+def test_a_command_that_prints_what_the_step_asks_to_write_does_not_run(work: Path) -> None:
+    actor = _actor(work, "grep o notes.txt", "grep o notes.txt", tried=True)
+
+    with pytest.raises(ValueError, match=r"only prints its result and does not write out\.txt"):
+        actor("write the lines of notes.txt that contain an o to out.txt")
+    assert actor.failed["write the lines of notes.txt that contain an o to out.txt"][1] == (
+        "it prints its result and does not write out.txt"
+    )
+
+
+@needs("bubblewrap")
+def test_a_command_that_writes_the_file_the_step_names_runs(work: Path) -> None:
+    actor = _actor(work, "grep o notes.txt > out.txt", tried=True)
+
+    out = actor("write the lines of notes.txt that contain an o to out.txt")
+
+    assert out.text.startswith("command: grep o notes.txt > out.txt")
+    assert (work / "out.txt").read_text(encoding="utf-8") == "one\ntwo\n"

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from conch.agent.bash import CommandRefused, Shell
@@ -124,6 +125,17 @@ def certain_issues(proposal: Proposal) -> list[str]:
     return [issue for issue in found if any(mark in issue for mark in _CERTAIN)]
 
 
+def _unwritten(step: str, command: str, run: DryRun | None, cwd: Path) -> list[str]:
+    """The files ``step`` asks to be written (that are not there yet) which ``command`` never
+    names, when its trial run showed it only reads: a small model's pipeline drops the
+    "> counts.txt" of "write ... to counts.txt" and prints the lines instead."""
+    if run is None or run.wrote or run.scratch or run.failed:
+        return []
+    from conch.agent.outputs import expected_outputs
+
+    return [n for n in expected_outputs(step, cwd) if os.path.basename(n) not in command]
+
+
 class StepFailed(ValueError):
     """A step's command did not run because it would not work: ``command`` and ``why``."""
 
@@ -213,6 +225,16 @@ class Actor:
                 trial.dry_run.error_excerpt(lines=2),
             )
         run = None if trial is None else trial.dry_run
+        unwritten = _unwritten(step, command, run, self.shell.cwd)
+        if unwritten:
+            names = ", ".join(unwritten)
+            raise StepFailed(
+                f"conch wrote `{command}`, which only prints its result and does not write "
+                f"{names} as the step asks, so it did not run. Say the step another way, "
+                "naming the file to write",
+                command,
+                f"it prints its result and does not write {names}",
+            )
         missed = None if trial is None else trial.mismatch
         if run is not None and run.scratch and missed:
             # On the copy it changed files other than the step asks (or none): the judge's
