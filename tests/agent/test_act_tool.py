@@ -62,7 +62,16 @@ def _actor(
     root: Path, *replies: str, mode: ExecutionMode = ExecutionMode.FULL, tried: bool = False
 ) -> Actor:
     settings = Settings.model_validate(_TRIED if tried else _PLAIN)
-    provider = ScriptedProvider.of(*replies)
+    return _actor_on(root, settings, ScriptedProvider.of(*replies), mode)
+
+
+def _actor_on(
+    root: Path,
+    settings: Settings,
+    provider: ScriptedProvider,
+    mode: ExecutionMode = ExecutionMode.FULL,
+) -> Actor:
+    """An actor whose pipeline runs on ``settings`` and the scripted ``provider``, in ``root``."""
     service = OneShot(settings, lambda: provider, cache_dir=root.parent / ".cache")
     shell = Shell(cwd=root, mode=mode, root=root)
     return Actor(service, shell, environ={"HOME": str(root.parent), "PATH": "/usr/bin:/bin"})
@@ -309,10 +318,7 @@ def _checked(root: Path, *replies: str, model_check: str) -> Actor:
             "validation": {"model_check": model_check},
         }
     )
-    provider = ScriptedProvider.of(*replies)
-    service = OneShot(settings, lambda: provider, cache_dir=root.parent / ".cache")
-    shell = Shell(cwd=root, mode=ExecutionMode.FULL, root=root)
-    return Actor(service, shell, environ={"HOME": str(root.parent), "PATH": "/usr/bin:/bin"})
+    return _actor_on(root, settings, ScriptedProvider.of(*replies))
 
 
 @pytest.mark.parametrize(
@@ -354,9 +360,7 @@ def test_a_step_asked_again_after_its_command_failed_carries_the_failure(work: P
         return "cp notes.txt out.txt" if told else "cat missing.txt > out.txt"
 
     provider = ScriptedProvider.from_function(reply)
-    service = OneShot(Settings.model_validate(_TRIED), lambda: provider, cache_dir=work.parent)
-    shell = Shell(cwd=work, mode=ExecutionMode.FULL, root=work)
-    actor = Actor(service, shell, environ={"HOME": str(work.parent), "PATH": "/usr/bin:/bin"})
+    actor = _actor_on(work, Settings.model_validate(_TRIED), provider)
     step = "copy the notes to out.txt"
 
     with pytest.raises(ValueError, match="failed on a copy of the files"):
@@ -383,9 +387,7 @@ def test_validation_s_own_fix_is_not_refused_for_what_it_fixed(work: Path) -> No
         }
     )
     provider = ScriptedProvider.of(wrong, review)
-    service = OneShot(settings, lambda: provider, cache_dir=work.parent / ".cache")
-    shell = Shell(cwd=work, mode=ExecutionMode.FULL, root=work)
-    actor = Actor(service, shell, environ={"HOME": str(work.parent), "PATH": "/usr/bin:/bin"})
+    actor = _actor_on(work, settings, provider)
 
     out = actor("count the lines of notes.txt into out.txt")
 
@@ -417,9 +419,7 @@ def test_only_the_latest_failure_of_a_step_is_carried_and_a_success_clears_it(
         return "cat first.txt > out.txt"
 
     provider = ScriptedProvider.from_function(reply)
-    service = OneShot(Settings.model_validate(_TRIED), lambda: provider, cache_dir=work.parent)
-    shell = Shell(cwd=work, mode=ExecutionMode.FULL, root=work)
-    actor = Actor(service, shell, environ={"HOME": str(work.parent), "PATH": "/usr/bin:/bin"})
+    actor = _actor_on(work, Settings.model_validate(_TRIED), provider)
     step = "copy the notes to out.txt"
 
     for _ in range(2):
