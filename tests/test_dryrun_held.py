@@ -38,6 +38,12 @@ def copies(tmp_path: Path) -> Path:
     return copies
 
 
+@pytest.fixture
+def runner(project: Path, copies: Path) -> SandboxDryRunner:
+    """Dry runs in the project, its copies within ``LIMITS`` (the .venv does not fit)."""
+    return SandboxDryRunner(project, "/bin/sh", ENV, limits=LIMITS, scratch_dir=copies)
+
+
 def outcome(run: DryRun | None) -> str:
     assert run is not None
     return Trial(run.command, assess(run.command, PolicyContext(unsafe=True)), run).outcome
@@ -81,9 +87,8 @@ def test_the_held_directories_are_bound_read_only_after_the_copy() -> None:
 
 @needs("bubblewrap")
 def test_a_write_command_in_a_project_with_a_venv_gets_its_trial_run(
-    project: Path, copies: Path
+    runner: SandboxDryRunner, project: Path, copies: Path
 ) -> None:
-    runner = SandboxDryRunner(project, "/bin/sh", ENV, limits=LIMITS, scratch_dir=copies)
     run = runner("sort notes.txt > sorted.txt && find . -name 'm*.py' | wc -l")
     assert run is not None and run.scratch and outcome(run) == "ok"
     assert run.stdout == b"50\n"  # the real .venv is there to read
@@ -93,9 +98,8 @@ def test_a_write_command_in_a_project_with_a_venv_gets_its_trial_run(
 
 @needs("bubblewrap")
 def test_a_write_into_a_held_directory_still_meets_a_read_only_file_system(
-    project: Path, copies: Path
+    runner: SandboxDryRunner, project: Path, copies: Path
 ) -> None:
-    runner = SandboxDryRunner(project, "/bin/sh", ENV, limits=LIMITS, scratch_dir=copies)
     before = (project / ".venv" / "lib" / "m1.py").stat().st_mtime_ns
     run = runner("touch new.txt && find . -name m1.py -exec touch {} +")
     assert run is not None and run.scratch and run.wrote and outcome(run) == "wrote"
@@ -105,9 +109,8 @@ def test_a_write_into_a_held_directory_still_meets_a_read_only_file_system(
 
 @needs("bubblewrap")
 def test_a_command_that_names_the_venv_is_judged_on_a_full_copy_or_not_at_all(
-    project: Path, copies: Path
+    runner: SandboxDryRunner, project: Path, copies: Path
 ) -> None:
-    runner = SandboxDryRunner(project, "/bin/sh", ENV, limits=LIMITS, scratch_dir=copies)
     run = runner("rm .venv/lib/m1.py")
     assert run is not None and not run.scratch and outcome(run) == "wrote"
     roomy = SandboxDryRunner(project, "/bin/sh", ENV, scratch_dir=copies)
