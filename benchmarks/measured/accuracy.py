@@ -49,8 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fresh", action="store_true", help="ignore cached answers")
     args = parser.parse_args(argv)
     asked = [t.strip() for t in args.tools.split(",") if t.strip()]
-    partial = bool(args.tasks or args.limit is not None or asked != list(TOOLS))
-    run = publish.begin(NAME, argv, args.out, partial)
+    partial = bool(args.tasks or args.limit is not None)
+    only = ",".join(asked) if asked != list(TOOLS) else ""
+    run = publish.begin(NAME, argv, args.out, partial, only)
     options = ["--tools", ",".join(asked), "--out", str(run.stem)]
     options += ["--tasks", args.tasks] if args.tasks else []
     options += ["--limit", str(args.limit)] if args.limit is not None else []

@@ -55,8 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="only the first N tasks")
     parser.add_argument("--fresh", action="store_true", help="ignore cached runs")
     args = parser.parse_args(argv)
-    partial = bool(args.tasks or args.limit is not None or args.agents != ",".join(DEFAULT_AGENTS))
-    run = publish.begin(NAME, argv, args.out, partial)
+    partial = bool(args.tasks or args.limit is not None)
+    only = args.agents if args.agents != ",".join(DEFAULT_AGENTS) else ""
+    run = publish.begin(NAME, argv, args.out, partial, only)
     options = ["--agents", args.agents, "--max-steps", "10", "--nested-sandbox"]
     options += ["--out", str(run.stem)]
     options += ["--tasks", args.tasks] if args.tasks else []

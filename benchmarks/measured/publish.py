@@ -2,8 +2,10 @@
 to reproduce it, conch at its default settings with a private model service, and the headline.
 
 A row's report is ``benchmarks/results/<report>.md`` and ``.json``; a partial run (fewer tasks,
-other tools, fewer rounds) writes under ``benchmarks/.work/partial/`` instead, so a smoke run
-never stands in for the published figure.
+fewer rounds) writes under ``benchmarks/.work/partial/`` instead, so a smoke run never stands in
+for the published figure. A run of every task for some of the row's tools only is whole for
+those tools: its header says which ran, and it too goes there unless ``--out`` names a place,
+so it never overwrites the report that holds the other tools' figures.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class Publication:
     stem: Path
     partial: bool
     reproduce: dict[str, Any]
+    only: str = ""
 
     @property
     def markdown_path(self) -> Path:
@@ -64,7 +67,15 @@ class Publication:
     def header(self) -> str:
         """The report's first lines: the command, the date and the commit it was made at."""
         r = self.reproduce
-        partial = " **A partial run: not the published figure.**" if self.partial else ""
+        if self.partial:
+            partial = " **A partial run: not the published figure.**"
+        elif self.only:
+            partial = (
+                f" Every task, for {self.only} only: the other tools' figures are in the row's "
+                "report that ran them all."
+            )
+        else:
+            partial = ""
         return (
             f"Reproduce: `{r['command']}`; made {r['date']} at commit {r['commit']} on "
             f"{r['machine']} (load average {r['load_average']} at the start).{partial}\n\n"
@@ -92,6 +103,8 @@ class Publication:
         print(f"report: {_shown(self.markdown_path)} (and .json)")
         if self.partial:
             print("a partial run: the published report was left alone")
+        elif self.only:
+            print(f"{self.only} only: the report of every tool was left alone")
         else:
             for old in self.row.replaces:
                 if (RESULTS / old).exists():
@@ -99,19 +112,22 @@ class Publication:
         return 0
 
 
-def begin(name: str, argv: list[str] | None, out: Path | None, partial: bool) -> Publication:
-    """Where row ``name``'s report goes (``out``, else the results or, for a partial run, the
-    work directory) and the reproduce fields of a run started now with ``argv``."""
+def begin(
+    name: str, argv: list[str] | None, out: Path | None, partial: bool, only: str = ""
+) -> Publication:
+    """Where row ``name``'s report goes (``out``, else the results or, for a partial run or one
+    of ``only`` some tools, the work directory) and the reproduce fields of a run started now
+    with ``argv``."""
     row = find(name)
     assert row is not None, name
     given = sys.argv[1:] if argv is None else argv
     if out is not None:
         stem = out
-    elif partial:
+    elif partial or only:
         stem = WORK / "partial" / row.report
     else:
         stem = RESULTS / row.report
-    return Publication(row, stem, partial, provenance(name, list(given)))
+    return Publication(row, stem, partial, provenance(name, list(given)), only)
 
 
 def provenance(name: str, argv: list[str]) -> dict[str, Any]:

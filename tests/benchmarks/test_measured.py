@@ -138,3 +138,15 @@ def test_the_defaults_hide_the_users_settings_and_restore_them(
         assert empty.read_text(encoding="utf-8") == "{}\n"
     assert os.environ["CONCH_MODEL"] == "mine"
     assert os.environ["XDG_CONFIG_HOME"] == "/nowhere/config"
+
+
+def test_every_task_for_some_tools_is_labelled_whole_for_them_and_kept_apart(
+    tmp_path: Path,
+) -> None:
+    some = publish.begin("agent", ["--agents", "conch"], None, partial=False, only="conch")
+    assert some.stem == publish.WORK / "partial" / "agent"
+    run = publish.begin("agent", ["--agents", "conch"], tmp_path / "a", False, only="conch")
+    run.write("# Agent\n", {"rows": []})
+    first = (tmp_path / "a.md").read_text(encoding="utf-8").splitlines()[0]
+    assert "Every task, for conch only" in first
+    assert "partial" not in first
