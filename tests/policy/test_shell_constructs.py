@@ -21,6 +21,7 @@ from conch.execute.contain import Shape
 from conch.execute.run import Ran
 from conch.policy import Decision, ExecutionMode, PolicyContext, Risk, Verdict, assess
 from conch.policy.confirm import Confirmation, ConfirmOptions
+from conch.policy.loops import readings
 from requires import needs
 
 RESTRICTED = PolicyContext()
@@ -90,7 +91,10 @@ HIDDEN_CODE = [
 RUNTIME_DESTROYS = [
     "for f in *.log; do rm $f; done",  # unquoted: a matched name splits at its blanks
     'for f in *; do mv $f "${f%.md}.txt"; done',
-    'for f in *.md; do mv "$f" "${f/.md/.txt}"; done',  # an operator the reading does not follow
+    'for f in *.md; do mv "$f" "${f/.md/${x}}"; done',  # an operator the reading does not follow
+    'for f in *; do mv "$f" "${f//x/..}"; done',  # a name made ".." would name the parent
+    'for f in *; do mv "$f" "${f//x/}"; done',  # so would one left as dots alone
+    'for f in *; do mv "$f" "${f/#a/\\/tmp\\/}"; done',  # a slash in the replacement
     'find . -name "*.tmp" | while read -r f; do rm "$f"; done',
     'dd if=/dev/zero of="$target" bs=1M count=1',
     'x=$(pwd); rm -rf "$x"',
@@ -156,6 +160,10 @@ LOOPS_AS_THEIR_WORDS = [
     ('for f in *.md; do mv -- "$f" "${f%.md}.txt"; done', "mv -- *.md *.txt"),
     ('for f in IMG_*.jpg; do mv "$f" "holiday_${f#IMG_}"; done', "mv IMG_*.jpg holiday_*.jpg"),
     ('for f in *.conf; do cp "$f" "$f.bak"; done', "cp *.conf *.conf.bak"),
+    ('for f in *.md; do mv "$f" "${f/.md/.txt}"; done', "mv *.md *.txt"),
+    ('for f in reports/*; do mv "$f" "${f,,}"; done', "mv reports/* reports/*"),
+    ('for f in Docs/*; do mv -- "$f" "${f^^}"; done', "mv -- Docs/* DOCS/*"),
+    ('for f in docs/*; do mv "$f" "${f// /_}"; done', "mv docs/* docs/*"),
     ('for f in /etc/*.conf; do rm "$f"; done', "rm /etc/*.conf"),
 ]
 
@@ -166,6 +174,21 @@ def test_a_loop_whose_variable_is_followed_is_judged_as_its_words(loop: str, wor
         verdict, plain = assess(loop, context), assess(words, context)
         assert (verdict.decision, verdict.risk) == (plain.decision, plain.risk), context.mode
         assert verdict.decision is not Decision.ALLOW or context.mode is ExecutionMode.FULL
+
+
+def test_a_loop_over_literal_words_is_read_through_its_expansions_exactly() -> None:
+    loop = 'for f in "My Notes.TXT" b.md; do mv "$f" "%s"; done'
+    read = {
+        "${f,,}": ["'My Notes.TXT' 'my notes.txt'", "b.md b.md"],
+        "${f^}": ["'My Notes.TXT' 'My Notes.TXT'", "b.md B.md"],
+        "${f// /_}": ["'My Notes.TXT' My_Notes.TXT", "b.md b.md"],
+        "${f/%.TXT/.txt}": ["'My Notes.TXT' 'My Notes.txt'", "b.md b.md"],
+        # A slash: the word stays as it is, only known at run time.
+        "${f/#b/../x}": ["'My Notes.TXT' \"${f/#b/../x}\"", 'b.md "${f/#b/../x}"'],
+    }
+    for expansion, moves in read.items():
+        found = readings(loop % expansion)
+        assert [r.split("do mv ")[1].split(";")[0] for r in found] == moves, expansion
 
 
 @pytest.mark.parametrize("command", DENYLISTED_LOOPS, ids=repr)

@@ -4,6 +4,14 @@ A loop over literal words, globs and brace sequences is read with its variable r
 each word (``for f in *.log; do rm "$f"; done`` is judged as ``rm *.log``), so the denylist,
 the sandbox root and the classifier see what the loop names (``conch.policy.shell``).
 
+The variable may be used as it is or through the expansions a rename loop needs, with
+literal patterns: a suffix or prefix taken off (``${f%.txt}``), the case changed (``${f,,}``)
+and text replaced (``${f// /_}``). A literal word is read exactly. A glob is read with the
+expansion applied to its text, which names the same directories as the names it matches
+would: so for a glob the pattern and the replacement hold no ``/`` and the replacement is
+not dots alone (a name turned into ``..`` would name the parent). Any other expansion leaves
+the word only known at run time.
+
 Text handling only: nothing is executed.
 """
 
@@ -70,8 +78,10 @@ class _Edit:
     end: int
     quoted: bool  # inside double quotes: one word, no splitting
     whole: bool  # the whole word (a leading ``~`` of the value still means home)
-    # ``${name%.txt}``: the operator (``%``, ``%%``, ``#``, ``##``) and its literal pattern.
-    trim: tuple[str, str] | None = None
+    # The expansion's operator and its literal operands: ``${name%.txt}`` is ``("%", ".txt")``
+    # (also ``%%``, ``#``, ``##``), ``${name,,}`` is ``(",,",)`` (also ``^^``, ``,``, ``^``),
+    # ``${name// /_}`` is ``("//", " ", "_")`` (also ``/``, ``/#``, ``/%``).
+    op: tuple[str, ...] | None = None
 
 
 def readings(command: str) -> list[str]:
@@ -97,6 +107,8 @@ def readings(command: str) -> list[str]:
         edits = _uses(name, loop, nodes)
         if values is None or edits is None or not edits:
             continue
+        if any(v.glob and not _fits_glob(e.op, v.text) for v in values for e in edits):
+            continue  # its words stay only known at run time
         bound.append((values, edits))
     total = 1
     for values, _ in bound:
@@ -196,14 +208,30 @@ def _values(nodes: list[Node]) -> list[_Value] | None:
     return found
 
 
+_NAME = r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
 # ``${name%.txt}`` and its kin with a literal pattern: a suffix or prefix taken off the value.
-_TRIM = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<op>%%|%|##|#)(?P<pattern>[\w.+-]+)\}")
+_TRIM = re.compile(r"\$\{" + _NAME + r"(?P<op>%%|%|##|#)(?P<pattern>[\w.+-]+)\}")
+# ``${name,,}`` and its kin: the case of the value, or of its first letter, changed.
+_CASE = re.compile(r"\$\{" + _NAME + r"(?P<op>,,|\^\^|,|\^)\}")
+# ``${name// /_}`` and its kin with a literal pattern and replacement.
+_SUB = re.compile(
+    r"\$\{" + _NAME + r"(?P<op>//|/#|/%|/)(?P<pattern>[\w .+-]+)/(?P<replacement>[\w .+-]*)\}"
+)
+
+
+def _operator(text: str, name: str) -> tuple[str, ...] | None:
+    """The operator and operands of the expansion ``text`` of ``name``, or None when it is
+    not one the loop can be read through."""
+    for pattern in (_TRIM, _CASE, _SUB):
+        found = pattern.fullmatch(text)
+        if found is not None and found["name"] == name:
+            return tuple(v for k, v in found.groupdict().items() if k != "name")
+    return None
 
 
 def _uses(name: str, loop: Node, nodes: list[Node]) -> list[_Edit] | None:
-    """Where ``$name``, ``${name}`` and ``${name%suffix}`` (``%%``, ``#``, ``##``, with a
-    literal pattern) are used after the start of ``loop``; any other operator leaves the
-    word only known at run time."""
+    """Where ``$name``, ``${name}`` and the expansions the module names are used after the
+    start of ``loop``; any other operator leaves the word only known at run time."""
     edits: list[_Edit] = []
     for node in nodes:
         if node.type not in ("simple_expansion", "expansion") or node.start_byte < loop.start_byte:
@@ -211,35 +239,63 @@ def _uses(name: str, loop: Node, nodes: list[Node]) -> list[_Edit] | None:
         names = [c for c in node.named_children if c.type == "variable_name"]
         if not names or node_text(names[0]) != name:
             continue
-        trim: tuple[str, str] | None = None
+        op: tuple[str, ...] | None = None
         if node.type == "expansion" and node_text(node) != f"${{{name}}}":
-            found = _TRIM.fullmatch(node_text(node))
-            if found is None or found["name"] != name:
+            op = _operator(node_text(node), name)
+            if op is None:
                 continue  # stays a word only known at run time
-            trim = (found["op"], found["pattern"])
         parent = node.parent
         quoted = parent is not None and parent.type == "string"
         whole = _alone(node) if not quoted else parent is not None and _alone_in_string(parent)
         if quoted and whole and parent is not None:
-            edits.append(_Edit(parent.start_byte, parent.end_byte, True, True, trim))
+            edits.append(_Edit(parent.start_byte, parent.end_byte, True, True, op))
         else:
-            edits.append(_Edit(node.start_byte, node.end_byte, quoted, whole, trim))
+            edits.append(_Edit(node.start_byte, node.end_byte, quoted, whole, op))
     return edits
 
 
-def _trimmed(value: _Value, trim: tuple[str, str] | None) -> _Value:
-    """``value`` with ``trim``'s suffix or prefix taken off, as bash would where the word
-    holds it; a glob keeps its text where the pattern may or may not lie in what it matches
-    (``${f%.txt}`` of ``*`` reads as ``*``: names in the same place)."""
-    if trim is None:
+def _fits_glob(op: tuple[str, ...] | None, glob: str) -> bool:
+    """Whether ``op`` applied to the text of ``glob`` names the directories it would name
+    applied to each name the glob matches."""
+    if op is None or op[0] in ("%", "%%", "#", "##"):
+        return True
+    if op[0] in (",,", "^^"):
+        return "[" not in glob
+    if op[0] in (",", "^"):
+        return "[" not in glob and glob[:1] not in GLOB_CHARS
+    pattern, replacement = op[1], op[2]
+    return "/" not in pattern + replacement and replacement.strip(".") != ""
+
+
+def _changed(value: _Value, op: tuple[str, ...] | None) -> _Value:
+    """``value`` through the expansion ``op``, as bash would change it; a glob keeps its text
+    where a suffix or prefix to take off may or may not lie in what it matches (``${f%.txt}``
+    of ``*`` reads as ``*``: names in the same place)."""
+    if op is None:
         return value
-    op, pattern = trim
     text = value.text
-    if op.startswith("%") and text.endswith(pattern):
-        return _Value(text[: -len(pattern)], value.glob)
-    if op.startswith("#") and text.startswith(pattern):
-        return _Value(text[len(pattern) :], value.glob)
-    return value
+    match op:
+        case ("%" | "%%", pattern) if text.endswith(pattern):
+            text = text[: -len(pattern)]
+        case ("#" | "##", pattern) if text.startswith(pattern):
+            text = text[len(pattern) :]
+        case (",,",):
+            text = text.lower()
+        case ("^^",):
+            text = text.upper()
+        case (",",):
+            text = text[:1].lower() + text[1:]
+        case ("^",):
+            text = text[:1].upper() + text[1:]
+        case ("/", pattern, replacement):
+            text = text.replace(pattern, replacement, 1)
+        case ("//", pattern, replacement):
+            text = text.replace(pattern, replacement)
+        case ("/#", pattern, replacement) if text.startswith(pattern):
+            text = replacement + text[len(pattern) :]
+        case ("/%", pattern, replacement) if text.endswith(pattern):
+            text = text[: -len(pattern)] + replacement
+    return _Value(text, value.glob)
 
 
 def _alone(node: Node) -> bool:
@@ -254,7 +310,7 @@ def _alone_in_string(string: Node) -> bool:
 
 def _render(value: _Value, edit: _Edit) -> str:
     """``value`` written where ``edit`` says, as shell text that reads back the same."""
-    value = _trimmed(value, edit.trim)
+    value = _changed(value, edit.op)
     if edit.quoted:
         word = _word(value.text, value.glob, edit.whole)
         return word if edit.whole else f'"{word}"'
