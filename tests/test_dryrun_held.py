@@ -169,3 +169,26 @@ def test_a_real_find_exec_that_fails_on_every_file_fails_its_dry_run(project: Pa
     runner = SandboxDryRunner(project, "/bin/sh", ENV, scratch=False)
     run = runner('find . -name notes.txt -exec sh -c \'mv "$1" "$1.bak"\' {} \\;')
     assert run is not None and run.exit_code == 0 and outcome(run) == "failed"
+
+
+def test_a_pipeline_whose_first_part_found_no_file_is_a_failure_though_it_exited_0() -> None:
+    typo = DryRun(
+        "cat < names.txt | xargs echo", 0, b"", "sh: 1: cannot open names.txt: No such file\n"
+    )
+    assert typo.failed and typo.input_missing and not typo.warned
+    start = DryRun(
+        "find nodir -type f | wc -l", 0, b"0\n", "find: ‘nodir’: No such file or directory\n"
+    )
+    assert start.failed
+    found = DryRun("grep -r x . | head", 0, b"", "grep: ./link: No such file or directory\n")
+    assert not found.failed and found.warned  # a name the command does not give
+    chosen = DryRun("cat a.txt || true", 0, b"", "cat: a.txt: No such file or directory\n")
+    assert not chosen.failed  # no pipe: the exit code stands
+
+
+@needs("bubblewrap")
+def test_a_real_pipeline_reading_a_missing_file_fails_its_dry_run(project: Path) -> None:
+    runner = SandboxDryRunner(project, "/bin/sh", ENV, scratch=False)
+    run = runner("cat < note.txt | wc -l")
+    assert run is not None and run.exit_code == 0 and outcome(run) == "failed"
+    assert outcome(runner("cat < notes.txt | wc -l")) == "ok"

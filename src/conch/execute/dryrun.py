@@ -87,6 +87,13 @@ _EXEC_FAILED = re.compile(
     r"|unrecognized option|missing operand|syntax error",
     re.MULTILINE,
 )
+# A file or directory a program or the shell could not find: `cat: x: No such file or
+# directory`, `sh: 1: cannot open x: No such file`, `find: 'x': No such file or directory`.
+_NOT_FOUND = re.compile(
+    r"(?:^|: )(?:cannot open |cannot access )?[‘'`]?(?P<name>[^:\n‘'`]+?)[’'`]?: No such file",
+    re.MULTILINE,
+)
+_PIPE = re.compile(r"(?<!\|)\|(?![|&])")
 # Sets the file size limit (in the 512-byte blocks of POSIX sh) before running the command.
 _LIMITED = 'ulimit -f "$1" 2>/dev/null; exec "$2" -c "$3"'
 
@@ -128,8 +135,19 @@ class DryRun:
         if self.timed_out:
             return True
         if self.exit_code == 0:
-            return self.exec_missing or self.exec_failed
+            return self.exec_missing or self.exec_failed or self.input_missing
         return bool(self.stderr.strip()) and not self.wrote
+
+    @property
+    def input_missing(self) -> bool:
+        """A file or directory the command names is not there, though it exited 0: the first
+        part of a pipeline failed (``cat < names.txt | xargs ...``, ``find nodir | wc -l``)
+        and the last part's exit code hid it. (Without a pipe an exit code of 0 stands:
+        ``ls nothere; true`` chose to go on.)"""
+        if "No such file" not in self.stderr or not _PIPE.search(self.command):
+            return False
+        words = set(re.split(r"[\s<>|&;()'\"=]+", self.command))
+        return any(m["name"].strip() in words for m in _NOT_FOUND.finditer(self.stderr))
 
     @property
     def exec_failed(self) -> bool:
