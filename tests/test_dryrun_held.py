@@ -192,3 +192,9 @@ def test_a_real_pipeline_reading_a_missing_file_fails_its_dry_run(project: Path)
     run = runner("cat < note.txt | wc -l")
     assert run is not None and run.exit_code == 0 and outcome(run) == "failed"
     assert outcome(runner("cat < notes.txt | wc -l")) == "ok"
+
+
+def test_find_exec_moving_into_a_directory_that_is_not_there_is_a_failure() -> None:
+    command = 'find . -name "*.py" -exec mv {} src/ \\;'
+    said = "mv: cannot move './util.py' to 'src/': Not a directory\n"
+    assert DryRun(command, 0, b"", said).failed

@@ -459,3 +459,32 @@ def test_a_command_that_writes_the_file_the_step_names_runs(work: Path) -> None:
 
     assert out.text.startswith("command: grep o notes.txt > out.txt")
     assert (work / "out.txt").read_text(encoding="utf-8") == "one\ntwo\n"
+
+
+@needs("bubblewrap")
+def test_a_command_that_made_no_file_of_the_name_the_step_asks_for_does_not_run(
+    work: Path,
+) -> None:
+    (work / "photos").mkdir()
+    (work / "photos" / "IMG_1.jpg").write_text("one\n", encoding="utf-8")
+    step = "In photos, rename IMG_1.jpg so that it starts with holiday_ (holiday_1.jpg)"
+    wrong = "mkdir holiday && mv photos/IMG_1.jpg holiday/"
+    actor = _actor(work, wrong, wrong, tried=True)
+
+    with pytest.raises(ValueError, match=r"made no holiday_1\.jpg as the step asks"):
+        actor(step)
+    assert (work / "photos" / "IMG_1.jpg").exists() and not (work / "holiday").exists()
+
+    right = "mv photos/IMG_1.jpg photos/holiday_1.jpg"
+    done = _actor(work, right, tried=True)(step)
+    assert done.text.startswith(f"command: {right}")
+    assert (work / "photos" / "holiday_1.jpg").exists()
+
+
+@needs("bubblewrap")
+def test_a_file_asked_for_inside_a_new_directory_counts_as_made(work: Path) -> None:
+    step = "copy notes.txt to out/notes-copy.txt"
+    command = "mkdir out && cp notes.txt out/notes-copy.txt"
+    done = _actor(work, command, tried=True)(step)
+    assert done.text.startswith(f"command: {command}")
+    assert (work / "out" / "notes-copy.txt").exists()

@@ -136,6 +136,33 @@ def _unwritten(step: str, command: str, run: DryRun | None, cwd: Path) -> list[s
     return [n for n in expected_outputs(step, cwd) if os.path.basename(n) not in command]
 
 
+def _never_made(step: str, run: DryRun | None, cwd: Path) -> list[str]:
+    """The files ``step`` asks for (that are not there yet) which its trial run in a copy
+    made nowhere: no file of that name was created or changed, and none may lie in a new
+    directory. A small model's pipeline moves the files into a new directory where the step
+    renames them ("IMG_1.jpg becomes holiday_1.jpg")."""
+    if run is None or not run.scratch or run.failed or not run.changes:
+        return []
+    if any(line.startswith(("and ", "what it changed")) for line in run.changes):
+        return []  # not every change is listed
+    from conch.agent.outputs import expected_outputs
+
+    made: set[str] = set()
+    new_dirs: list[str] = []
+    for line in run.changes:
+        verb, _, path = line.partition(" ")
+        if verb not in ("created", "changed"):
+            continue
+        if path.endswith("/"):
+            new_dirs.append(path)
+        made.add(os.path.basename(path.rstrip("/")))
+    return [
+        name
+        for name in expected_outputs(step, cwd)
+        if os.path.basename(name) not in made and not name.startswith(tuple(new_dirs))
+    ]
+
+
 class StepFailed(ValueError):
     """A step's command did not run because it would not work: ``command`` and ``why``."""
 
@@ -180,7 +207,7 @@ class Actor:
         temperature 0, would write the same command again)."""
         key = " ".join(step.split())
         try:
-            done = self._act(self._again(key))
+            done = self._act(key, self._again(key))
         except StepFailed as exc:
             self.failed[key] = (exc.command, exc.why)  # the latest: a third ask differs too
             raise
@@ -195,8 +222,10 @@ class Actor:
         why = " ".join(why.split())[:200]
         return f"{key} (Not `{command}`, which failed: {why}.)"
 
-    def _act(self, step: str) -> ToolOutput:
-        result = self.propose(step)
+    def _act(self, step: str, asked: str) -> ToolOutput:
+        """Run ``step``, sent to the pipeline as ``asked`` (with a failure before, if any);
+        the files the step names are read from ``step`` alone."""
+        result = self.propose(asked)
         proposal = result.proposal
         command = (proposal.command if proposal is not None else "").strip()
         if proposal is None or not command:
@@ -234,6 +263,16 @@ class Actor:
                 "naming the file to write",
                 command,
                 f"it prints its result and does not write {names}",
+            )
+        never = _never_made(step, run, self.shell.cwd)
+        if never:
+            names = ", ".join(never)
+            raise StepFailed(
+                f"conch wrote `{command}`, which on a copy of the files made no {names} as the "
+                f"step asks ({seen}), so it did not run. Say the step another way, or do it "
+                "with the file tools",
+                command,
+                f"it made no {names}",
             )
         missed = None if trial is None else trial.mismatch
         if run is not None and run.scratch and missed:

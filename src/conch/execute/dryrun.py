@@ -84,7 +84,7 @@ _EXEC_PROGRAM = re.compile(r"(?:^|\s)-(?:exec|execdir|ok|okdir)\s+['\"]?([^\s'\"
 # `find` still exits 0 (with `-exec ... +` it would not).
 _EXEC_FAILED = re.compile(
     r"No such file or directory|cannot stat|command not found|not found$|invalid option"
-    r"|unrecognized option|missing operand|syntax error",
+    r"|unrecognized option|missing operand|syntax error|Not a directory|cannot move",
     re.MULTILINE,
 )
 # A file or directory a program or the shell could not find: `cat: x: No such file or
