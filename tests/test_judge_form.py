@@ -82,3 +82,30 @@ def test_names_asked_for_in_a_case_are_held_to_it(
     request_: str, changes: tuple[str, ...], wrong: str | None
 ) -> None:
     assert written_mismatch(request_, "cmd", changes, ()) == wrong
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "wrong"),
+    [
+        ("people.csv", 'name,age\n{ , \n"name": , "Ann",\n', "its line 3 has 3"),
+        ("people.csv", 'name,age\nAnn,31\n"Bob, Jr",27\n', None),  # a quoted comma
+        ("one.csv", "name\nAnn\nBob\n", None),
+        ("config.json", '{"a": 1}\n{"b": 2}\n', "config.json is not JSON"),
+        ("config.json", '{"HOST": "example.org"}\n', None),
+        ("notes.txt", "a,b\nc\n", None),  # no shape asked of a text file
+    ],
+)
+def test_a_csv_or_json_file_must_have_its_kind_s_shape(
+    path: str, text: str, wrong: str | None
+) -> None:
+    found = _judged(f"create {path} from the data", path, text)
+    assert (found is None) if wrong is None else (found is not None and wrong in found)
+
+
+def test_only_whole_lines_of_a_long_csv_are_judged() -> None:
+    from conch.execute.scratch import WRITTEN_BYTES
+
+    rows = "".join(f"n{i},{i}\n" for i in range(2000))
+    cut = rows.encode()[:WRITTEN_BYTES]  # the last line is cut in the middle
+    found = written_mismatch("make big.csv", "cmd", ("created big.csv",), (("big.csv", cut),))
+    assert found is None

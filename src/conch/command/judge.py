@@ -139,6 +139,9 @@ def written_mismatch(
             off = next((x for x in text.splitlines() if x.strip() and not form[1].match(x)), None)
             if off is not None:
                 return f"{path} holds the line {off.strip()[:80]!r}, not of the form {form[0]!r}"
+        shape = file_shape(path, data)
+        if shape is not None:
+            return shape
         literal = format_literal(command, text)
         if literal is not None:
             return f"wrote {literal} into {path} ({shown!r}): print does not format; printf does"
@@ -177,6 +180,37 @@ def line_form(request: str) -> tuple[str, re.Pattern[str]] | None:
         parts.append(re.escape(text[at:]))
         pattern = "".join(parts).replace(r"\ ", r"[ \t]+")
         return text, re.compile(rf"^[ \t]*{pattern}[ \t]*$")
+    return None
+
+
+def file_shape(path: str, data: bytes) -> str | None:
+    """Why the start of the file ``path`` (``data``) is not what its extension says: CSV
+    lines with different numbers of fields, or a ``.json`` file, read whole, that is not
+    JSON. None when it fits, or for any other kind of file."""
+    import csv
+    import json
+
+    from conch.execute.scratch import WRITTEN_BYTES
+
+    whole = len(data) < WRITTEN_BYTES
+    text = data.decode("utf-8", "replace")
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix == ".csv":
+        lines = text.splitlines() if whole else text.splitlines()[:-1]
+        rows = [(n, r) for n, r in enumerate(csv.reader(lines), start=1) if r]
+        if len(rows) > 1:
+            first = len(rows[0][1])
+            odd = next(((n, len(r)) for n, r in rows if len(r) != first), None)
+            if odd is not None:
+                return (
+                    f"{path} is not CSV: its line 1 has {first} fields, its line {odd[0]} has "
+                    f"{odd[1]} ({' '.join(text.split())[:80]!r})"
+                )
+    elif suffix == ".json" and whole and text.strip():
+        try:
+            json.loads(text)
+        except ValueError as exc:
+            return f"{path} is not JSON ({exc}; {' '.join(text.split())[:80]!r})"
     return None
 
 
