@@ -107,7 +107,10 @@ def readings(command: str) -> list[str]:
         edits = _uses(name, loop, nodes)
         if values is None or edits is None or not edits:
             continue
-        if any(v.glob and not _fits_glob(e.op, v.text) for v in values for e in edits):
+        source = command.encode("utf-8")
+        if _OPTIONS.search(command) and any(e.op is not None for e in edits):
+            continue  # shell options may change what the expansions do
+        if not all(_fits(e, v, source) for v in values for e in edits):
             continue  # its words stay only known at run time
         bound.append((values, edits))
     total = 1
@@ -116,6 +119,9 @@ def readings(command: str) -> list[str]:
     if not bound or total > MAX_READINGS:
         return []
     source = command.encode("utf-8")
+    # bash's nocasematch option (set by shopt, or BASHOPTS in the environment) makes a
+    # replacement's pattern match in any case: each reading is made both ways.
+    replacing = any(e.op is not None and e.op[0].startswith("/") for _, es in bound for e in es)
     found: list[str] = []
     for combination in itertools.product(*(values for values, _ in bound)):
         replaced = [
@@ -123,10 +129,12 @@ def readings(command: str) -> list[str]:
             for value, (_, edits) in zip(combination, bound, strict=True)
             for edit in edits
         ]
-        text = source
-        for edit, value in sorted(replaced, key=lambda r: -r[0].start):
-            text = text[: edit.start] + _render(value, edit).encode("utf-8") + text[edit.end :]
-        found.append(text.decode("utf-8"))
+        for nocase in (False, True) if replacing else (False,):
+            text = source
+            for edit, value in sorted(replaced, key=lambda r: -r[0].start):
+                word = _render(value, edit, nocase).encode("utf-8")
+                text = text[: edit.start] + word + text[edit.end :]
+            found.append(text.decode("utf-8"))
     return list(dict.fromkeys(found))
 
 
@@ -208,6 +216,8 @@ def _values(nodes: list[Node]) -> list[_Value] | None:
     return found
 
 
+# Shell options that change how patterns match and globs expand (nocasematch, dotglob...).
+_OPTIONS = re.compile(r"\bshopt\b|BASHOPTS|\bset\s+[-+]o\b")
 _NAME = r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
 # ``${name%.txt}`` and its kin with a literal pattern: a suffix or prefix taken off the value.
 _TRIM = re.compile(r"\$\{" + _NAME + r"(?P<op>%%|%|##|#)(?P<pattern>[\w.+-]+)\}")
@@ -254,20 +264,47 @@ def _uses(name: str, loop: Node, nodes: list[Node]) -> list[_Edit] | None:
     return edits
 
 
-def _fits_glob(op: tuple[str, ...] | None, glob: str) -> bool:
-    """Whether ``op`` applied to the text of ``glob`` names the directories it would name
-    applied to each name the glob matches."""
-    if op is None or op[0] in ("%", "%%", "#", "##"):
+def _fits(edit: _Edit, value: _Value, source: bytes) -> bool:
+    """Whether the reading of ``edit``'s expansion of ``value`` names what bash would.
+
+    Case is changed only in ASCII text (glibc's and Python's case maps differ elsewhere:
+    bash lowers ``İ`` to ``i``, Python to ``i`` and a combining dot). For a glob, the
+    expansion applied to its text must name the directories it would name applied to each
+    name the glob matches: a replacement holds no ``/``, is not dots alone and does not start
+    with ``-`` (a name made ``..`` or an option); a first-match replacement's pattern, where
+    the glob's text holds it, lies before the first wildcard, unless every wildcard is in
+    the last path part (else a directory's own text may match first); a prefix taken off a glob is not at the start of a path part (``${f#a}`` of
+    ``a..`` is ``..``), nor a suffix off a glob that matches hidden names."""
+    op = edit.op
+    if op is None:
         return True
-    if op[0] in (",,", "^^"):
-        return "[" not in glob
-    if op[0] in (",", "^"):
-        return "[" not in glob and glob[:1] not in GLOB_CHARS
+    if op[0] in (",,", "^^", ",", "^"):
+        if not value.text.isascii():
+            return False
+        if not value.glob:
+            return True
+        return "[" not in value.text and (op[0] in (",,", "^^") or value.text[:1] not in GLOB_CHARS)
+    if not value.glob:
+        return True
+    text = value.text
+    if op[0] in ("#", "##"):
+        before = source[edit.start - 1 : edit.start] if edit.start else b""
+        return not edit.whole and before not in (b"", b"/", b'"', b"'", b" ")
+    if op[0] in ("%", "%%"):
+        return not text.rsplit("/", 1)[-1].startswith(".")
     pattern, replacement = op[1], op[2]
-    return "/" not in pattern + replacement and replacement.strip(".") != ""
+    if "/" in pattern + replacement or replacement.strip(".") == "":
+        return False
+    if replacement.startswith("-"):
+        return False
+    if op[0] == "/" and pattern.lower() in text.lower():
+        wild = min((text.index(c) for c in GLOB_CHARS if c in text), default=len(text))
+        in_name = "/" not in text[wild:]  # every wildcard in the last path part
+        return in_name or text.lower().index(pattern.lower()) + len(pattern) <= wild
+    return True
 
 
-def _changed(value: _Value, op: tuple[str, ...] | None) -> _Value:
+def _changed(value: _Value, op: tuple[str, ...] | None, nocase: bool = False) -> _Value:
     """``value`` through the expansion ``op``, as bash would change it; a glob keeps its text
     where a suffix or prefix to take off may or may not lie in what it matches (``${f%.txt}``
     of ``*`` reads as ``*``: names in the same place)."""
@@ -287,15 +324,23 @@ def _changed(value: _Value, op: tuple[str, ...] | None) -> _Value:
             text = text[:1].lower() + text[1:]
         case ("^",):
             text = text[:1].upper() + text[1:]
-        case ("/", pattern, replacement):
-            text = text.replace(pattern, replacement, 1)
-        case ("//", pattern, replacement):
-            text = text.replace(pattern, replacement)
-        case ("/#", pattern, replacement) if text.startswith(pattern):
-            text = replacement + text[len(pattern) :]
-        case ("/%", pattern, replacement) if text.endswith(pattern):
-            text = text[: -len(pattern)] + replacement
+        case ("/" | "//" | "/#" | "/%", pattern, replacement):
+            text = _replaced(text, op[0], pattern, replacement, nocase)
     return _Value(text, value.glob)
+
+
+def _replaced(text: str, op: str, pattern: str, replacement: str, nocase: bool) -> str:
+    """``text`` with the literal ``pattern`` replaced as ``${f<op>pattern/replacement}``
+    would: the first match, every match, a prefix or a suffix; in any case with ``nocase``."""
+    found = re.escape(pattern)
+    found = {"/#": f"^{found}", "/%": f"{found}$"}.get(op, found)
+    return re.sub(
+        found,
+        lambda _: replacement,
+        text,
+        count=0 if op == "//" else 1,
+        flags=re.IGNORECASE if nocase else 0,
+    )
 
 
 def _alone(node: Node) -> bool:
@@ -308,9 +353,9 @@ def _alone_in_string(string: Node) -> bool:
     return len(named) == 1 and _alone(string)
 
 
-def _render(value: _Value, edit: _Edit) -> str:
+def _render(value: _Value, edit: _Edit, nocase: bool = False) -> str:
     """``value`` written where ``edit`` says, as shell text that reads back the same."""
-    value = _changed(value, edit.op)
+    value = _changed(value, edit.op, nocase)
     if edit.quoted:
         word = _word(value.text, value.glob, edit.whole)
         return word if edit.whole else f'"{word}"'
