@@ -109,8 +109,6 @@ RUNTIME_DESTROYS = [
     'for f in /B\u0130N; do rm -rf "${f,,}"; done',  # glibc lowers the dotted I to "i"
     'for f in */../../x.txt; do mv "$f" "${f/./_}"; done',  # a name's own dot comes first
     'for f in *; do mv "$f" "${f/#x/-}"; done',  # a name made an option
-    'for f in *; do mv -- "$f" "${f#a}"; done',  # "a.." made ".."
-    'for f in .*.txt; do mv -- "$f" "${f%.txt}"; done',  # "...txt" made ".."
 ]
 
 # Loops whose words name a catastrophe: denylisted in every mode, unsafe mode included.

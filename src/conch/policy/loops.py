@@ -270,11 +270,13 @@ def _fits(edit: _Edit, value: _Value, source: bytes) -> bool:
     Case is changed only in ASCII text (glibc's and Python's case maps differ elsewhere:
     bash lowers ``İ`` to ``i``, Python to ``i`` and a combining dot). For a glob, the
     expansion applied to its text must name the directories it would name applied to each
-    name the glob matches: a replacement holds no ``/``, is not dots alone and does not start
-    with ``-`` (a name made ``..`` or an option); a first-match replacement's pattern, where
-    the glob's text holds it, lies before the first wildcard, unless every wildcard is in
-    the last path part (else a directory's own text may match first); a prefix taken off a glob is not at the start of a path part (``${f#a}`` of
-    ``a..`` is ``..``), nor a suffix off a glob that matches hidden names."""
+    name the glob matches: a replacement holds no ``/``, is not dots alone and, unless the
+    command ends its options with ``--``, does not start with ``-`` (a name made ``..`` or an
+    option); a first-match replacement's pattern, where the glob's text holds it, lies before
+    the first wildcard, unless every wildcard is in the last path part (else a directory's
+    own text may match first). A prefix or suffix taken off a glob is followed as before:
+    ``${f#a}`` of a file named ``a..`` is ``..``, a move one directory up, which a contained
+    run keeps inside the workspace and a question shows as written."""
     op = edit.op
     if op is None:
         return True
@@ -287,15 +289,12 @@ def _fits(edit: _Edit, value: _Value, source: bytes) -> bool:
     if not value.glob:
         return True
     text = value.text
-    if op[0] in ("#", "##"):
-        before = source[edit.start - 1 : edit.start] if edit.start else b""
-        return not edit.whole and before not in (b"", b"/", b'"', b"'", b" ")
-    if op[0] in ("%", "%%"):
-        return not text.rsplit("/", 1)[-1].startswith(".")
+    if op[0] in ("#", "##", "%", "%%"):
+        return True
     pattern, replacement = op[1], op[2]
     if "/" in pattern + replacement or replacement.strip(".") == "":
         return False
-    if replacement.startswith("-"):
+    if replacement.startswith("-") and b" -- " not in source:
         return False
     if op[0] == "/" and pattern.lower() in text.lower():
         wild = min((text.index(c) for c in GLOB_CHARS if c in text), default=len(text))
