@@ -109,3 +109,9 @@ def test_only_whole_lines_of_a_long_csv_are_judged() -> None:
     cut = rows.encode()[:WRITTEN_BYTES]  # the last line is cut in the middle
     found = written_mismatch("make big.csv", "cmd", ("created big.csv",), (("big.csv", cut),))
     assert found is None
+
+
+def test_a_file_asked_for_in_a_form_left_empty_does_not_fit() -> None:
+    found = _judged(GREETING, "greeting.txt", "")
+    assert found is not None and "greeting.txt is empty" in found
+    assert _judged("write the names of the empty files to empty.txt", "empty.txt", "") is None

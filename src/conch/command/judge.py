@@ -136,6 +136,8 @@ def written_mismatch(
         text = data.decode("utf-8", "replace")
         shown = " ".join(text.split())[:80]
         if form is not None and os.path.basename(path) in request:
+            if not text.strip():
+                return f"{path} is empty; the request asks for lines of the form {form[0]!r}"
             off = next((x for x in text.splitlines() if x.strip() and not form[1].match(x)), None)
             if off is not None:
                 return f"{path} holds the line {off.strip()[:80]!r}, not of the form {form[0]!r}"
