@@ -109,6 +109,7 @@ RUNTIME_DESTROYS = [
     'for f in /B\u0130N; do rm -rf "${f,,}"; done',  # glibc lowers the dotted I to "i"
     'for f in */../../x.txt; do mv "$f" "${f/./_}"; done',  # a name's own dot comes first
     'for f in *; do mv "$f" "${f/#x/-}"; done',  # a name made an option
+    'for f in */x; do mv -- "$f" "${f#a/}"; done',  # a directory the glob's text does not hold
 ]
 
 # Loops whose words name a catastrophe: denylisted in every mode, unsafe mode included.
@@ -167,6 +168,10 @@ LOOPS_AS_THEIR_WORDS = [
     ('for f in *.conf; do cp "$f" "$f.bak"; done', "cp *.conf *.conf.bak"),
     ('for f in *.md; do mv "$f" "${f/.md/.txt}"; done', "mv *.md *.txt"),
     ('for f in reports/*; do mv "$f" "${f,,}"; done', "mv reports/* reports/*"),
+    (
+        'for f in photos/*.jpg; do mv -- "$f" "photos/holiday_${f#photos/}"; done',
+        "mv -- photos/*.jpg photos/holiday_*.jpg",
+    ),
     ('for f in Docs/*; do mv -- "$f" "${f^^}"; done', "mv -- Docs/* DOCS/*"),
     ('for f in docs/*; do mv "$f" "${f// /_}"; done', "mv docs/* docs/*"),
     ('for f in /etc/*.conf; do rm "$f"; done', "rm /etc/*.conf"),

@@ -220,7 +220,7 @@ def _values(nodes: list[Node]) -> list[_Value] | None:
 _OPTIONS = re.compile(r"\bshopt\b|BASHOPTS|\bset\s+[-+]o\b")
 _NAME = r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
 # ``${name%.txt}`` and its kin with a literal pattern: a suffix or prefix taken off the value.
-_TRIM = re.compile(r"\$\{" + _NAME + r"(?P<op>%%|%|##|#)(?P<pattern>[\w.+-]+)\}")
+_TRIM = re.compile(r"\$\{" + _NAME + r"(?P<op>%%|%|##|#)(?P<pattern>[\w./+-]+)\}")
 # ``${name,,}`` and its kin: the case of the value, or of its first letter, changed.
 _CASE = re.compile(r"\$\{" + _NAME + r"(?P<op>,,|\^\^|,|\^)\}")
 # ``${name// /_}`` and its kin with a literal pattern and replacement.
@@ -290,7 +290,11 @@ def _fits(edit: _Edit, value: _Value, source: bytes) -> bool:
         return True
     text = value.text
     if op[0] in ("#", "##", "%", "%%"):
-        return True
+        # A pattern that spans a directory is followed only where the glob's own text holds
+        # it at that end (``${f#photos/}`` of ``photos/*.jpg``), so every name loses it.
+        if "/" not in op[1]:
+            return True
+        return text.startswith(op[1]) if op[0].startswith("#") else text.endswith(op[1])
     pattern, replacement = op[1], op[2]
     if "/" in pattern + replacement or replacement.strip(".") == "":
         return False
