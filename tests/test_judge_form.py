@@ -76,6 +76,12 @@ def test_a_file_the_request_does_not_name_is_not_held_to_the_form() -> None:
             "created src/a.C, whose name is not in uppercase",
         ),
         ("convert the text of notes.txt to lower case", ("changed notes.txt",), None),
+        (
+            "Rename the files in reports so that their names are all lower case.",
+            ("deleted reports/Summary.TXT", "created reports/summary.txt.txt"),
+            "created reports/summary.txt.txt, which is not the name of a file it renamed, "
+            "in lower case",
+        ),
     ],
 )
 def test_names_asked_for_in_a_case_are_held_to_it(

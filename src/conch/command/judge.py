@@ -125,12 +125,21 @@ def written_mismatch(
     found = _NAME_CASE.search(asked)
     if found is not None:
         case = found.group(1) or found.group(2)
+        lower = case.startswith("lower")
+        gone = {
+            os.path.basename(p.rstrip("/"))
+            for v, _, p in (c.partition(" ") for c in changes)
+            if v == "deleted"
+        }
+        renamed = {n.lower() if lower else n.upper() for n in gone}
         for line in changes:
             verb, _, path = line.partition(" ")
             name = os.path.basename(path.rstrip("/"))
-            wanted = name.lower() if case.startswith("lower") else name.upper()
+            wanted = name.lower() if lower else name.upper()
             if verb == "created" and name != wanted:
                 return f"created {path}, whose name is not in {case}"
+            if verb == "created" and gone and name not in renamed:
+                return f"created {path}, which is not the name of a file it renamed, in {case}"
     form = line_form(request)
     for path, data in written:
         text = data.decode("utf-8", "replace")
