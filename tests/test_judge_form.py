@@ -121,3 +121,11 @@ def test_a_file_asked_for_in_a_form_left_empty_does_not_fit() -> None:
     found = _judged(GREETING, "greeting.txt", "")
     assert found is not None and "greeting.txt is empty" in found
     assert _judged("write the names of the empty files to empty.txt", "empty.txt", "") is None
+
+
+def test_names_asked_for_without_their_directory_hold_no_path() -> None:
+    asked = "write the names of the copies in data to dups.txt, names only, without the directory"
+    found = _judged(asked, "dups.txt", "data/a.txt\ndata/b.txt\n")
+    assert found is not None and "'data/a.txt', with its directory" in found
+    assert _judged(asked, "dups.txt", "a.txt\nb.txt\n") is None
+    assert _judged("write the paths of the copies to dups.txt", "dups.txt", "data/a.txt\n") is None

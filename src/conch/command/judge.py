@@ -153,6 +153,13 @@ def written_mismatch(
         shape = file_shape(path, data)
         if shape is not None:
             return shape
+        if _BARE_NAMES.search(asked) and os.path.basename(path) in request:
+            with_dir = next((x for x in text.splitlines() if "/" in x.strip().rstrip("/")), None)
+            if with_dir is not None:
+                return (
+                    f"{path} holds {with_dir.strip()[:80]!r}, with its directory; the request "
+                    "asks for the names alone"
+                )
         literal = format_literal(command, text)
         if literal is not None:
             return f"wrote {literal} into {path} ({shown!r}): print does not format; printf does"
@@ -161,6 +168,11 @@ def written_mismatch(
     return None
 
 
+# "names only, without the directory", "just the file names": no path in the lines written.
+_BARE_NAMES = re.compile(
+    r"\bwithout (?:the|their|its|any) (?:directory|directories|dir|folder|path|paths)\b"
+    r"|\b(?:file ?)?names only\b|\bonly (?:the|their) (?:file ?)?names\b|\bbase ?names\b"
+)
 # "rename the files so their names are lower case", "make the file names uppercase".
 _NAME_CASE = re.compile(
     r"\bnames?\b.{0,60}?\b((?:lower|upper) ?case)\b|\b((?:lower|upper) ?case)\b.{0,30}?\bnames?\b"
