@@ -247,8 +247,9 @@ class Actor:
         problem = self._checked(step, proposal, command)
         before = self.failed.get(step)
         if problem is not None:
-            # Another of the pipeline's answers whose trial run did what the step asks
-            # runs in its place: the pipeline ranks by its own checks, not the step's.
+            # Another of the pipeline's answers, one the policy allows and whose trial run
+            # did what the step asks, runs in its place: the pipeline ranks by its own
+            # checks, not the step's. With none, the failure stands.
             for other in self._alternatives(proposal, command, before):
                 if self._checked(step, proposal, other) is None:
                     command, problem = other, None
