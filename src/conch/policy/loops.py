@@ -8,9 +8,10 @@ The variable may be used as it is or through the expansions a rename loop needs,
 literal patterns: a suffix or prefix taken off (``${f%.txt}``), the case changed (``${f,,}``)
 and text replaced (``${f// /_}``). A literal word is read exactly. A glob is read with the
 expansion applied to its text, which names the same directories as the names it matches
-would: so for a glob the pattern and the replacement hold no ``/`` and the replacement is
-not dots alone (a name turned into ``..`` would name the parent). Any other expansion leaves
-the word only known at run time.
+would (``_fits`` says when that holds). Where bash could read an expansion otherwise, it is
+not followed: case changes of non-ASCII text, any expansion under shell options set in the
+command; a replacement is read both as written and in any case (``nocasematch`` may come
+from the environment). Any other expansion leaves the word only known at run time.
 
 Text handling only: nothing is executed.
 """
