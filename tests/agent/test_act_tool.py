@@ -488,27 +488,3 @@ def test_a_file_asked_for_inside_a_new_directory_counts_as_made(work: Path) -> N
     done = _actor(work, command, tried=True)(step)
     assert done.text.startswith(f"command: {command}")
     assert (work / "out" / "notes-copy.txt").exists()
-
-
-@needs("bubblewrap")
-def test_another_answer_whose_trial_did_the_step_runs_in_place_of_one_that_did_not(
-    work: Path,
-) -> None:
-    settings = Settings.model_validate(
-        {
-            "generation": {"review": 1, "candidates": 2, "sample_when": "always"},
-            "validation": {"enabled": False},
-        }
-    )
-    (work / "photos").mkdir()
-    (work / "photos" / "IMG_1.jpg").write_text("one\n", encoding="utf-8")
-    moved = "mkdir holiday && mv photos/IMG_1.jpg holiday/"
-    right = "mv photos/IMG_1.jpg photos/holiday_1.jpg"
-    provider = ScriptedProvider.of(moved, right, right, right)
-    actor = _actor_on(work, settings, provider)
-    step = "In photos, rename IMG_1.jpg so that it starts with holiday_ (holiday_1.jpg)"
-
-    out = actor(step)
-
-    assert out.text.startswith(f"command: {right}"), out.text
-    assert (work / "photos" / "holiday_1.jpg").exists() and not (work / "holiday").exists()

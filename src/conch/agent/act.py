@@ -244,47 +244,20 @@ class Actor:
                 command,
                 why,
             )
-        problem = self._checked(step, proposal, command)
-        before = self.failed.get(step)
-        if problem is not None:
-            # Another of the pipeline's answers, one the policy allows and whose trial run
-            # did what the step asks, runs in its place: the pipeline ranks by its own
-            # checks, not the step's. With none, the failure stands.
-            for other in self._alternatives(proposal, command, before):
-                if self._checked(step, proposal, other) is None:
-                    command, problem = other, None
-                    break
-        if problem is not None:
-            raise problem
-        seen = proposal.dry_run_seen(command)
-        try:
-            ran = self.shell.run(command)
-        except CommandRefused as exc:
-            raise CommandRefused(f"conch wrote `{command}`, which did not run: {exc}") from None
-        lines = [f"command: {command}", f"trial run on a copy: {seen}", ran.text]
-        shown = self._written(proposal.dry_run_changes(command), ran.text)
-        if shown:
-            lines.append(shown)
-        return ToolOutput("\n".join(lines), ran.detail)
-
-    def _checked(self, step: str, proposal: Proposal, command: str) -> StepFailed | None:
-        """Why ``command``'s trial run says it would not do ``step``: it failed for real, it
-        only prints what the step asks to be written, it made no file the step names, or
-        what it wrote does not fit; None when nothing is wrong that conch can see."""
         seen = proposal.dry_run_seen(command)
         trial = proposal.trial_for(command)
-        run = None if trial is None else trial.dry_run
-        if run is not None and fails_for_real(run):
-            return StepFailed(
+        if trial is not None and trial.dry_run is not None and fails_for_real(trial.dry_run):
+            raise StepFailed(
                 f"conch wrote `{command}`, which failed on a copy of the files, so it did not "
                 f"run: {seen}. Say the step another way, or use another tool",
                 command,
-                run.error_excerpt(lines=2),
+                trial.dry_run.error_excerpt(lines=2),
             )
+        run = None if trial is None else trial.dry_run
         unwritten = _unwritten(step, command, run, self.shell.cwd)
         if unwritten:
             names = ", ".join(unwritten)
-            return StepFailed(
+            raise StepFailed(
                 f"conch wrote `{command}`, which only prints its result and does not write "
                 f"{names} as the step asks, so it did not run. Say the step another way, "
                 "naming the file to write",
@@ -294,7 +267,7 @@ class Actor:
         never = _never_made(step, run, self.shell.cwd)
         if never:
             names = ", ".join(never)
-            return StepFailed(
+            raise StepFailed(
                 f"conch wrote `{command}`, which on a copy of the files made no {names} as the "
                 f"step asks ({seen}), so it did not run. Say the step another way, or do it "
                 "with the file tools",
@@ -305,29 +278,22 @@ class Actor:
         if run is not None and run.scratch and missed:
             # On the copy it changed files other than the step asks (or none): the judge's
             # reason (conch.command.judge.written_mismatch) goes to the model, nothing runs.
-            return StepFailed(
+            raise StepFailed(
                 f"conch wrote `{command}`, which did not do what the step asks on a copy of "
                 f"the files ({missed}), so it did not run. Say the step another way, or do it "
                 "with the file tools",
                 command,
                 missed,
             )
-        return None
-
-    @staticmethod
-    def _alternatives(proposal: Proposal, chosen: str, before: tuple[str, str] | None) -> list[str]:
-        """The pipeline's other answers whose trial run was clean (``ok``) and that the policy
-        does not refuse, in the pipeline's order, without one that failed this step before."""
-        from conch.policy import Decision
-
-        found: list[str] = []
-        for trial in proposal.trials:
-            command = trial.command.strip()
-            if command in (chosen, *found) or (before is not None and command == before[0]):
-                continue
-            if trial.outcome == "ok" and trial.verdict.decision is not Decision.REJECT:
-                found.append(command)
-        return found
+        try:
+            ran = self.shell.run(command)
+        except CommandRefused as exc:
+            raise CommandRefused(f"conch wrote `{command}`, which did not run: {exc}") from None
+        lines = [f"command: {command}", f"trial run on a copy: {seen}", ran.text]
+        shown = self._written(proposal.dry_run_changes(command), ran.text)
+        if shown:
+            lines.append(shown)
+        return ToolOutput("\n".join(lines), ran.detail)
 
     def _written(self, changes: tuple[str, ...], text: str) -> str:
         """What the files the trial run created or changed hold now that the command ran,
