@@ -108,10 +108,9 @@ def readings(command: str) -> list[str]:
         edits = _uses(name, loop, nodes)
         if values is None or edits is None or not edits:
             continue
-        source = command.encode("utf-8")
         if _OPTIONS.search(command) and any(e.op is not None for e in edits):
             continue  # shell options may change what the expansions do
-        if not all(_fits(e, v, source) for v in values for e in edits):
+        if not all(_fits(e.op, v, command) for v in values for e in edits):
             continue  # its words stay only known at run time
         bound.append((values, edits))
     total = 1
@@ -265,8 +264,9 @@ def _uses(name: str, loop: Node, nodes: list[Node]) -> list[_Edit] | None:
     return edits
 
 
-def _fits(edit: _Edit, value: _Value, source: bytes) -> bool:
-    """Whether the reading of ``edit``'s expansion of ``value`` names what bash would.
+def _fits(op: tuple[str, ...] | None, value: _Value, command: str) -> bool:
+    """Whether the reading of the expansion ``op`` of ``value`` in ``command`` names what
+    bash would.
 
     Case is changed only in ASCII text (glibc's and Python's case maps differ elsewhere:
     bash lowers ``İ`` to ``i``, Python to ``i`` and a combining dot). For a glob, the
@@ -278,7 +278,6 @@ def _fits(edit: _Edit, value: _Value, source: bytes) -> bool:
     own text may match first). A prefix or suffix taken off a glob is followed as before:
     ``${f#a}`` of a file named ``a..`` is ``..``, a move one directory up, which a contained
     run keeps inside the workspace and a question shows as written."""
-    op = edit.op
     if op is None:
         return True
     if op[0] in (",,", "^^", ",", "^"):
@@ -299,7 +298,7 @@ def _fits(edit: _Edit, value: _Value, source: bytes) -> bool:
     pattern, replacement = op[1], op[2]
     if "/" in pattern + replacement or replacement.strip(".") == "":
         return False
-    if replacement.startswith("-") and b" -- " not in source:
+    if replacement.startswith("-") and " -- " not in command:
         return False
     if op[0] == "/" and pattern.lower() in text.lower():
         wild = min((text.index(c) for c in GLOB_CHARS if c in text), default=len(text))
